@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Installs every Debian package fencecheck needs to build, test and run its servers.
+# Idempotent: installs only what is missing, and runs `apt-get update` only then.
+# Works as root or through sudo. Starts no daemon: the harness starts every server itself.
+set -euo pipefail
+
+packages=(
+  # toolchain
+  g++ cmake make pkg-config clang libclang-rt-14-dev
+  # libraries
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
+  nlohmann-json3-dev libsimdjson-dev libboost-dev libboost-filesystem-dev
+  libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev
+  libhiredis-dev libzookeeper-mt-dev libpq-dev
+  # servers under test
+  redis-server zookeeper postgresql etcd-server
+  # fault injection
+  iptables iproute2 procps psmisc
+)
+
+if [ "$(id -u)" -eq 0 ]; then
+  as_root=()
+elif command -v sudo >/dev/null 2>&1; then
+  as_root=(sudo)
+else
+  echo "setup.sh: must run as root or with sudo available" >&2
+  exit 1
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup.sh: all ${#packages[@]} packages already installed"
+  exit 0
+fi
+
+echo "setup.sh: installing ${#missing[@]} missing package(s): ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+if ! "${as_root[@]}" apt-get update -q; then
+  echo "setup.sh: apt-get update failed; is the Debian archive reachable?" >&2
+  exit 1
+fi
+# policy-rc.d 101 keeps package scripts from starting daemons (redis, postgres, zookeeper).
+policy=/usr/sbin/policy-rc.d
+added_policy=0
+if [ ! -e "$policy" ]; then
+  printf '#!/bin/sh\nexit 101\n' | "${as_root[@]}" tee "$policy" >/dev/null
+  "${as_root[@]}" chmod 755 "$policy"
+  added_policy=1
+fi
+status=0
+"${as_root[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}" || status=$?
+[ "$added_policy" -eq 1 ] && "${as_root[@]}" rm -f "$policy"
+if [ "$status" -ne 0 ]; then
+  echo "setup.sh: apt-get install failed (exit $status) for: ${missing[*]}" >&2
+  exit "$status"
+fi
+
+still=()
+for p in "${missing[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || still+=("$p")
+done
+if [ ${#still[@]} -ne 0 ]; then
+  echo "setup.sh: still missing after install: ${still[*]}" >&2
+  exit 1
+fi
+echo "setup.sh: done"
