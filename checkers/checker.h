@@ -1,0 +1,53 @@
+// The Checker role: reads a history (and the resource log) once, in order, and says
+// whether one safety rule held (DESIGN.md, "Checker semantics").
+//
+// A Checker is fed every history event in file order through observe(), then every
+// resource.jsonl entry through observe_resource(), then finish() is called exactly once.
+// Events are already validated by the reader. A Checker is used by one thread at a time;
+// it may start its own threads inside finish(). It must keep memory proportional to the
+// state its rule needs, not to the history (10 million events must fit in well under 2 GB).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "checkers/history.h"
+#include "checkers/resource_log.h"
+
+namespace fencecheck {
+
+enum class Verdict { kValid, kInvalid, kUnknown, kSkipped };
+std::string_view to_string(Verdict v);  // "valid", "invalid", "unknown", "skipped"
+
+struct CheckResult {
+  Verdict verdict = Verdict::kValid;
+  std::uint64_t count = 0;                            // number of violations found
+  nlohmann::json violations = nlohmann::json::array();  // the first few, with the ops
+  // One plain sentence: the first violation, or why the checker skipped / could not decide.
+  std::string summary;
+  nlohmann::json stats = nlohmann::json::object();  // anything else that helps a reader
+
+  // {"valid": true|false|"unknown"|"skipped", "count", "violations", "summary", ...stats}
+  nlohmann::json to_json() const;
+};
+
+struct CheckOptions {
+  std::size_t max_violations = 10;  // how many violations to keep in detail
+  std::string model;                // linearizable: model name, empty = choose from history
+  double time_limit_s = 60;         // linearizable: search budget
+  std::size_t memory_limit_bytes = std::size_t{1} << 30;
+};
+
+class Checker {
+ public:
+  virtual ~Checker() = default;
+  virtual void observe(const Event& e) = 0;
+  virtual void observe_resource(const ResourceEntry&) {}
+  virtual CheckResult finish() = 0;
+};
+
+}  // namespace fencecheck

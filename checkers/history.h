@@ -1,0 +1,62 @@
+// The history model: one Event per line of history.jsonl (DESIGN.md, "History format").
+//
+// Events are plain values, cheap to copy and safe to share between threads once built.
+// `value` keeps the line's `value` field as minified JSON text so that no information is
+// lost; the fields the checkers need (token, the element a write adds, the elements a read
+// returned) are decoded once by the reader and stored next to it.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace fencecheck {
+
+enum class OpType : std::uint8_t { kInvoke, kOk, kFail, kInfo };
+enum class OpFn : std::uint8_t { kAcquire, kRelease, kRead, kWrite, kCas, kNemesis };
+
+std::string_view to_string(OpType t);
+std::string_view to_string(OpFn f);
+std::optional<OpType> parse_op_type(std::string_view s);
+// Client functions only; anything else on a client line is an error.
+std::optional<OpFn> parse_client_fn(std::string_view s);
+
+using Token = std::int64_t;
+using Nanos = std::int64_t;
+inline constexpr std::int64_t kNemesisProcess = -1;
+
+struct Event {
+  std::uint64_t index = 0;
+  Nanos time = 0;
+  std::int64_t process = kNemesisProcess;  // kNemesisProcess for nemesis lines
+  OpType type = OpType::kInvoke;
+  OpFn f = OpFn::kNemesis;
+  std::string f_name;  // as written: "acquire", or the fault name for the nemesis
+  std::string key;     // empty for nemesis lines
+  std::string value;   // minified JSON text of `value` ("null" when absent)
+  std::string node;    // optional `node`, empty when absent
+  std::string error;   // optional `error`, empty when absent
+  std::size_t line = 0;  // 1-based line number in the file it came from
+
+  // Decoded from `value` by the reader (see DESIGN.md for each function's shape):
+  std::optional<Token> token;  // acquire ok / release / write: {"token": N}
+  // write: the element the write adds (last item of value.value when it is an array),
+  // canonical minified JSON; empty when the write adds none.
+  std::string appended;
+  // read ok: when the value read is an array, its items as canonical minified JSON.
+  bool read_is_array = false;
+  std::vector<std::string> read_items;
+
+  bool is_nemesis() const { return process == kNemesisProcess; }
+  bool is_client() const { return !is_nemesis(); }
+  bool is_completion() const { return type != OpType::kInvoke; }
+};
+
+// Formats a time in nanoseconds as seconds with millisecond precision, e.g. "1.204 s".
+std::string format_seconds(Nanos t);
+// "process 3 (c3)" or "process 3" when the node is unknown.
+std::string describe_process(std::int64_t process, std::string_view node);
+
+}  // namespace fencecheck

@@ -1,0 +1,74 @@
+// The Runtime role: makes the nodes of one run and the network between them.
+//
+// A node is a host of the test: servers n1..nN, the resource node r1, clients c1..cK.
+// `netns` (root only): a hub network namespace with a bridge, one namespace per node joined
+// to it by a veth pair, a private /24 derived from the run id. `local`: every node is
+// 127.0.0.1 and services get distinct ports; partitions are unavailable.
+// Every namespace and rule a Runtime makes is recorded in the RunState before it exists,
+// so that `fencecheck clean` can remove it after a crash. The host's own network namespace
+// is never changed. Methods are not thread-safe unless stated; errors throw RuntimeError
+// with a message that says what failed and what to do.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace fencecheck {
+
+class RunState;
+
+class RuntimeError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct Node {
+  std::string name;     // "n1", "r1", "c3"
+  std::string address;  // IPv4 address servers on this node bind to / clients dial
+  std::string netns;    // network namespace name; empty under the local runtime
+};
+
+class Runtime {
+ public:
+  virtual ~Runtime() = default;
+  virtual std::string_view kind() const = 0;  // "netns" or "local"
+
+  // Creates the network and one node per name. Call once.
+  virtual void create(const std::vector<std::string>& node_names) = 0;
+  // Throws RuntimeError for an unknown node name.
+  virtual const Node& node(std::string_view name) const = 0;
+  virtual const std::vector<Node>& nodes() const = 0;
+
+  // The TCP port `service` listens on at `node`: `preferred` under netns (every node has
+  // its own address), a distinct free port per (node, service) under local. Stable for
+  // the life of the runtime: asking twice gives the same port.
+  virtual std::uint16_t port(std::string_view node, std::string_view service,
+                             std::uint16_t preferred) = 0;
+
+  // Runs fn on a short-lived thread that has entered the node's network namespace (on
+  // the calling thread under local), and waits for it. Thread-safe. For readiness probes.
+  virtual void run_in(std::string_view node, const std::function<void()>& fn) const = 0;
+
+  virtual bool supports_partitions() const = 0;
+  // Drops every packet between nodes of different groups; nodes not named keep all
+  // links. Replaces any earlier partition. Throws RuntimeError under local.
+  virtual void partition(const std::vector<std::vector<std::string>>& groups) = 0;
+  virtual void heal() = 0;
+
+  // Removes everything create() made. Idempotent; never throws.
+  virtual void destroy() noexcept = 0;
+};
+
+// kind: "netns" or "local". run_id names every resource; state records them.
+// Throws RuntimeError for an unknown kind, or for netns without root.
+std::unique_ptr<Runtime> make_runtime(std::string_view kind, const std::string& run_id,
+                                      RunState& state);
+// "netns" when running as root, "local" otherwise.
+std::string default_runtime_kind();
+
+}  // namespace fencecheck
