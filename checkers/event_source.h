@@ -1,0 +1,40 @@
+// A stream of validated history events: the JSONL reader (history_reader.h) and the Jepsen
+// EDN reader both implement it, so every checker works on either format.
+//
+// next() fills `out` and returns true, or returns false at the end. Malformed input throws
+// InputError naming file, line and field. Not thread-safe; owns its file handle.
+#pragma once
+
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "checkers/history.h"
+
+namespace fencecheck {
+
+// Bad input: "<file>:<line>: <field>: <what is wrong>". Exit code 3 in the CLI.
+class InputError : public std::runtime_error {
+ public:
+  InputError(const std::string& file, std::size_t line, const std::string& field,
+             const std::string& what);
+  const std::string& file() const { return file_; }
+  std::size_t line() const { return line_; }
+  const std::string& field() const { return field_; }
+
+ private:
+  std::string file_;
+  std::size_t line_;
+  std::string field_;
+};
+
+class EventSource {
+ public:
+  virtual ~EventSource() = default;
+  virtual bool next(Event& out) = 0;
+  // Non-fatal problems seen so far, e.g. a truncated last line.
+  virtual const std::vector<std::string>& warnings() const = 0;
+};
+
+}  // namespace fencecheck
