@@ -1,0 +1,48 @@
+// The LockClient role: one client's view of a lock service, living in a worker process.
+//
+// Outcome rule, which decides the history's completion type:
+//   kOk      the lock service answered and the operation happened (ok).
+//   kFail    it definitely did not happen (fail): the service refused (lock held by
+//            another client, release of a lock this client does not hold), answered with
+//            an error before acting, or no connection could even be established, so
+//            nothing was sent.
+//   kUnknown it may have happened (info): the request may have been sent and then the
+//            reply timed out, or the connection was lost mid-command.
+// `error` says why for kFail and kUnknown, and is empty for kOk.
+//
+// Implementations need not be thread-safe: the worker serializes calls on one client.
+// Every call returns within the backend's own connect + command timeouts.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace fencecheck {
+
+enum class Outcome { kOk, kFail, kUnknown };
+
+// What an ok acquire gives its holder, and all that release needs.
+struct Grant {
+  std::string key;
+  std::optional<std::int64_t> token;  // fencing token; nullopt when the backend has none
+  std::string owner;                  // the unique value the backend releases by
+};
+
+struct LockResult {
+  Outcome outcome = Outcome::kFail;
+  std::optional<Grant> grant;  // set exactly when an acquire is kOk
+  std::string error;
+};
+
+class LockClient {
+ public:
+  virtual ~LockClient() = default;
+  // Takes the lock on key for ttl unless another grant holds it.
+  virtual LockResult acquire(const std::string& key, std::chrono::milliseconds ttl) = 0;
+  // Gives the lock back if g still holds it; kFail "not held" otherwise (e.g. expired).
+  virtual LockResult release(const Grant& g) = 0;
+};
+
+}  // namespace fencecheck

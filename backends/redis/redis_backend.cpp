@@ -1,0 +1,25 @@
+#include "backends/redis/redis_backend.h"
+
+#include "backends/redis/redis_lock_client.h"
+#include "backends/redis/redis_server.h"
+
+namespace fencecheck {
+
+BackendInfo redis_backend_info() {
+  BackendInfo info;
+  info.name = "redis";
+  info.description =
+      "one redis-server; SET NX PX lease plus an INCR fencing counter, in one Lua script";
+  info.server_nodes = {"n1"};
+  info.binaries = {{"redis-server", "redis-server"}};
+  info.make_server = [](const nlohmann::json& options) -> std::unique_ptr<LockServer> {
+    return std::make_unique<RedisServer>(RedisServerOptions::from_json(options));
+  };
+  info.make_client = [](const nlohmann::json& config,
+                        const std::string& client_name) -> std::unique_ptr<LockClient> {
+    return std::make_unique<RedisLockClient>(RedisClientConfig::from_json(config), client_name);
+  };
+  return info;
+}
+
+}  // namespace fencecheck

@@ -1,0 +1,10 @@
+// The `redis` entry of the backend registry (backends/registry.h).
+#pragma once
+
+#include "backends/registry.h"
+
+namespace fencecheck {
+
+BackendInfo redis_backend_info();
+
+}  // namespace fencecheck

@@ -1,0 +1,124 @@
+#include "backends/redis/redis_lock_client.h"
+
+#include <cstdio>
+#include <stdexcept>
+
+namespace fencecheck {
+namespace {
+
+// KEYS[1] lock, KEYS[2] fence counter; ARGV[1] owner, ARGV[2] ttl in ms.
+constexpr const char* kAcquireScript = R"lua(
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  return redis.call('INCR', KEYS[2])
+end
+return false
+)lua";
+
+// KEYS[1] lock; ARGV[1] owner.
+constexpr const char* kReleaseScript = R"lua(
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('DEL', KEYS[1])
+end
+return 0
+)lua";
+
+LockResult fail(std::string error) { return {Outcome::kFail, std::nullopt, std::move(error)}; }
+LockResult unknown(std::string error) {
+  return {Outcome::kUnknown, std::nullopt, std::move(error)};
+}
+
+// Maps a command that produced no usable reply to an outcome; nullopt when it has a reply
+// that is not an error, for the caller to interpret.
+std::optional<LockResult> transport_outcome(const RedisCommandResult& r) {
+  switch (r.status) {
+    case RedisCommandResult::Status::kNotSent:
+      return fail(r.error);
+    case RedisCommandResult::Status::kLost:
+      return unknown(r.error);
+    case RedisCommandResult::Status::kReply:
+      break;
+  }
+  if (r.reply->type == REDIS_REPLY_ERROR) {
+    return fail("redis error: " + std::string(r.reply->str, r.reply->len));
+  }
+  return std::nullopt;
+}
+
+std::chrono::milliseconds positive_ms(const nlohmann::json& j, const char* field,
+                                      std::chrono::milliseconds fallback) {
+  if (!j.contains(field)) return fallback;
+  const nlohmann::json& v = j.at(field);
+  if (!v.is_number_integer() || v.get<std::int64_t>() <= 0) {
+    throw std::invalid_argument(std::string("redis client config: \"") + field +
+                                "\" must be a positive integer, got " + v.dump());
+  }
+  return std::chrono::milliseconds(v.get<std::int64_t>());
+}
+
+}  // namespace
+
+RedisClientConfig RedisClientConfig::from_json(const nlohmann::json& j) {
+  if (!j.is_object()) {
+    throw std::invalid_argument("redis client config must be a JSON object, got " + j.dump());
+  }
+  RedisClientConfig c;
+  if (!j.contains("host") || !j.at("host").is_string() ||
+      j.at("host").get<std::string>().empty()) {
+    throw std::invalid_argument("redis client config: \"host\" must be a non-empty string");
+  }
+  c.host = j.at("host").get<std::string>();
+  if (!j.contains("port") || !j.at("port").is_number_integer() ||
+      j.at("port").get<std::int64_t>() <= 0 || j.at("port").get<std::int64_t>() > 65535) {
+    throw std::invalid_argument("redis client config: \"port\" must be an integer in 1..65535");
+  }
+  c.port = j.at("port").get<int>();
+  c.connect_timeout = positive_ms(j, "connect_timeout_ms", c.connect_timeout);
+  c.command_timeout = positive_ms(j, "command_timeout_ms", c.command_timeout);
+  return c;
+}
+
+nlohmann::json RedisClientConfig::to_json() const {
+  return {{"host", host},
+          {"port", port},
+          {"connect_timeout_ms", connect_timeout.count()},
+          {"command_timeout_ms", command_timeout.count()}};
+}
+
+RedisLockClient::RedisLockClient(const RedisClientConfig& config, std::string client_name)
+    : conn_(config.host, config.port, config.connect_timeout, config.command_timeout),
+      client_name_(std::move(client_name)),
+      rng_(std::random_device{}()) {}
+
+std::string RedisLockClient::fence_key(const std::string& key) { return "fence:" + key; }
+
+std::string RedisLockClient::new_owner() {
+  char random[17];
+  std::snprintf(random, sizeof random, "%016llx", static_cast<unsigned long long>(rng_()));
+  return client_name_ + ":" + std::to_string(++grants_) + ":" + random;
+}
+
+LockResult RedisLockClient::acquire(const std::string& key, std::chrono::milliseconds ttl) {
+  if (ttl.count() <= 0) return fail("ttl must be positive, got " + std::to_string(ttl.count()));
+  std::string owner = new_owner();
+  RedisCommandResult r = conn_.command({"EVAL", kAcquireScript, "2", key, fence_key(key), owner,
+                                        std::to_string(ttl.count())});
+  if (auto outcome = transport_outcome(r)) return *outcome;
+  if (r.reply->type == REDIS_REPLY_NIL) return fail("lock held by another client");
+  if (r.reply->type != REDIS_REPLY_INTEGER) {
+    // The script ran and may have taken the lock; we cannot tell the token.
+    return unknown("unexpected reply type " + std::to_string(r.reply->type) + " to acquire");
+  }
+  return {Outcome::kOk, Grant{key, r.reply->integer, std::move(owner)}, ""};
+}
+
+LockResult RedisLockClient::release(const Grant& g) {
+  RedisCommandResult r = conn_.command({"EVAL", kReleaseScript, "1", g.key, g.owner});
+  if (auto outcome = transport_outcome(r)) return *outcome;
+  if (r.reply->type == REDIS_REPLY_INTEGER && r.reply->integer == 1) {
+    return {Outcome::kOk, std::nullopt, ""};
+  }
+  if (r.reply->type == REDIS_REPLY_INTEGER && r.reply->integer == 0) return fail("not held");
+  return unknown("unexpected reply type " + std::to_string(r.reply->type) + " to release");
+}
+
+}  // namespace fencecheck

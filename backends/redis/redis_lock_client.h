@@ -1,0 +1,55 @@
+// The lock client of the `redis` backend: a single Redis server holds each lock as a key
+// with a TTL, and a per-key counter gives fencing tokens.
+//
+// acquire is one Lua script, so it is atomic on the server: SET key owner NX PX ttl and,
+// only when that succeeded, INCR "fence:"+key, whose new value is the token. release is a
+// Lua compare-and-delete: the key is deleted only if it still holds this grant's owner.
+// Outcomes follow LockClient's rule: a timeout or a lost connection is kUnknown; a
+// refusal, an error reply or a failed connect is kFail. Not thread-safe.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <random>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "backends/lock_client.h"
+#include "backends/redis/redis_connection.h"
+
+namespace fencecheck {
+
+struct RedisClientConfig {
+  std::string host;
+  int port = 6379;
+  std::chrono::milliseconds connect_timeout{500};
+  std::chrono::milliseconds command_timeout{1000};
+
+  // {"host": "10.0.0.1", "port": 6379, "connect_timeout_ms": 500, "command_timeout_ms":
+  // 1000}; the timeouts are optional. Throws std::invalid_argument naming a bad field.
+  static RedisClientConfig from_json(const nlohmann::json& j);
+  nlohmann::json to_json() const;
+};
+
+class RedisLockClient : public LockClient {
+ public:
+  // client_name makes owners unique across workers; it is the worker's node name.
+  RedisLockClient(const RedisClientConfig& config, std::string client_name);
+
+  LockResult acquire(const std::string& key, std::chrono::milliseconds ttl) override;
+  LockResult release(const Grant& g) override;
+
+  // The key holding key's fencing counter.
+  static std::string fence_key(const std::string& key);
+
+ private:
+  std::string new_owner();
+
+  RedisConnection conn_;
+  std::string client_name_;
+  std::uint64_t grants_ = 0;
+  std::mt19937_64 rng_;
+};
+
+}  // namespace fencecheck
