@@ -1,0 +1,29 @@
+#include "checkers/checker.h"
+
+namespace fencecheck {
+
+std::string_view to_string(Verdict v) {
+  switch (v) {
+    case Verdict::kValid: return "valid";
+    case Verdict::kInvalid: return "invalid";
+    case Verdict::kUnknown: return "unknown";
+    case Verdict::kSkipped: return "skipped";
+  }
+  return "?";
+}
+
+nlohmann::json CheckResult::to_json() const {
+  nlohmann::json j;
+  switch (verdict) {
+    case Verdict::kValid: j["valid"] = true; break;
+    case Verdict::kInvalid: j["valid"] = false; break;
+    default: j["valid"] = std::string(fencecheck::to_string(verdict)); break;
+  }
+  j["count"] = count;
+  j["violations"] = violations;
+  j["summary"] = summary;
+  for (const auto& [k, v] : stats.items()) j[k] = v;
+  return j;
+}
+
+}  // namespace fencecheck

@@ -1,0 +1,186 @@
+#include "checkers/history_reader.h"
+
+#include "checkers/history_validator.h"
+#include "checkers/jsonl.h"
+
+namespace fencecheck {
+namespace {
+
+using simdjson::dom::element;
+
+// Reads the next line as an object. False at end of input (including a truncated last
+// line, which is recorded as a warning).
+bool next_object(jsonl::LineReader& lines, jsonl::ObjectParser& parser,
+                 std::vector<std::string>& warnings, simdjson::dom::object& out) {
+  std::string_view line;
+  while (lines.next(line)) {
+    if (line.find_first_not_of(" \t") == std::string_view::npos) continue;
+    std::string error;
+    if (auto obj = parser.parse(line, error)) {
+      out = *obj;
+      return true;
+    }
+    if (lines.last_line_unterminated()) {
+      warnings.push_back(lines.path() + ":" + std::to_string(lines.line_number()) +
+                         ": last line is truncated (no newline, " + error +
+                         "); it was ignored and the lines before it were checked");
+      return false;
+    }
+    throw InputError(lines.path(), lines.line_number(), "", error);
+  }
+  return false;
+}
+
+// Functions whose value carries a shape the checkers rely on (a token, the written list).
+bool needs_value(const Event& e) {
+  return (e.f == OpFn::kAcquire && e.type == OpType::kOk) || e.f == OpFn::kRelease ||
+         e.f == OpFn::kWrite || e.f == OpFn::kCas;
+}
+
+void decode_client_value(const jsonl::Fields& fl, element value, Event& e) {
+  switch (e.f) {
+    case OpFn::kAcquire:
+      if (e.type == OpType::kOk) e.token = fl.token_of(value, "value");
+      break;
+    case OpFn::kRelease:
+      e.token = fl.token_of(value, "value");
+      break;
+    case OpFn::kRead: {
+      simdjson::dom::array items;
+      if (e.type == OpType::kOk && !value.get_array().get(items)) {
+        e.read_is_array = true;
+        for (element item : items) e.read_items.push_back(jsonl::canonical(item));
+      }
+      break;
+    }
+    case OpFn::kWrite: {
+      e.token = fl.token_of(value, "value");
+      simdjson::dom::object o;
+      element written;
+      if (value.get_object().get(o) || o.at_key("value").get(written)) fl.fail("value.value", "missing");
+      simdjson::dom::array items;
+      if (!written.get_array().get(items)) {
+        std::optional<element> last;
+        for (element item : items) last = item;
+        if (last) e.appended = jsonl::canonical(*last);
+      }
+      break;
+    }
+    case OpFn::kCas: {
+      simdjson::dom::object o;
+      if (value.get_object().get(o)) {
+        fl.fail("value", std::string("must be an object {\"expect\", \"value\"}, found ") +
+                             jsonl::type_name(value.type()));
+      }
+      element ignored;
+      if (o.at_key("expect").get(ignored)) fl.fail("value.expect", "missing");
+      if (o.at_key("value").get(ignored)) fl.fail("value.value", "missing");
+      break;
+    }
+    case OpFn::kNemesis:
+      break;
+  }
+}
+
+}  // namespace
+
+struct HistoryReader::Impl {
+  explicit Impl(const std::string& path) : lines(path), validator(path) {}
+  jsonl::LineReader lines;
+  jsonl::ObjectParser parser;
+  HistoryValidator validator;
+  std::vector<std::string> warnings;
+};
+
+HistoryReader::HistoryReader(const std::string& path) : impl_(std::make_unique<Impl>(path)) {}
+HistoryReader::~HistoryReader() = default;
+const std::vector<std::string>& HistoryReader::warnings() const { return impl_->warnings; }
+
+bool HistoryReader::next(Event& e) {
+  simdjson::dom::object obj;
+  if (!next_object(impl_->lines, impl_->parser, impl_->warnings, obj)) return false;
+  const jsonl::Fields fl{impl_->lines.path(), impl_->lines.line_number(), obj};
+  e = Event{};
+  e.line = fl.line;
+  e.index = static_cast<std::uint64_t>(fl.require_int("index", 0));
+  e.time = fl.require_int("time", 0);
+
+  element process = fl.require("process");
+  std::string_view pname;
+  if (!process.get_string().get(pname)) {
+    if (pname != "nemesis") fl.fail("process", "must be an integer or \"nemesis\", found \"" + std::string(pname) + "\"");
+    e.process = kNemesisProcess;
+  } else {
+    e.process = fl.require_int("process", 0);
+  }
+
+  std::string_view type = fl.require_string("type");
+  auto t = parse_op_type(type);
+  if (!t) fl.fail("type", "unknown type \"" + std::string(type) + "\" (expected invoke, ok, fail or info)");
+  e.type = *t;
+
+  e.f_name = std::string(fl.require_string("f"));
+  auto value = fl.find("value");
+  e.value = value ? jsonl::canonical(*value) : "null";
+  e.node = fl.optional_string("node");
+  e.error = fl.optional_string("error");
+
+  if (e.is_nemesis()) {
+    e.f = OpFn::kNemesis;
+  } else {
+    auto f = parse_client_fn(e.f_name);
+    if (!f) fl.fail("f", "unknown client function \"" + e.f_name + "\" (expected acquire, release, read, write or cas)");
+    e.f = *f;
+    e.key = std::string(fl.require_string("key"));
+    if (auto v = fl.find("value")) {
+      decode_client_value(fl, *v, e);
+    } else if (needs_value(e)) {
+      fl.fail("value", "missing");
+    }
+  }
+  impl_->validator.check(e);
+  return true;
+}
+
+struct ResourceLogReader::Impl {
+  explicit Impl(const std::string& path) : lines(path) {}
+  jsonl::LineReader lines;
+  jsonl::ObjectParser parser;
+  std::vector<std::string> warnings;
+  std::optional<std::uint64_t> last_seq;
+  Nanos last_time = 0;
+};
+
+ResourceLogReader::ResourceLogReader(const std::string& path)
+    : impl_(std::make_unique<Impl>(path)) {}
+ResourceLogReader::~ResourceLogReader() = default;
+const std::vector<std::string>& ResourceLogReader::warnings() const { return impl_->warnings; }
+
+bool ResourceLogReader::next(ResourceEntry& r) {
+  simdjson::dom::object obj;
+  if (!next_object(impl_->lines, impl_->parser, impl_->warnings, obj)) return false;
+  const jsonl::Fields fl{impl_->lines.path(), impl_->lines.line_number(), obj};
+  r = ResourceEntry{};
+  r.line = fl.line;
+  r.seq = static_cast<std::uint64_t>(fl.require_int("seq", 0));
+  if (impl_->last_seq && r.seq <= *impl_->last_seq) {
+    fl.fail("seq", "must increase: " + std::to_string(r.seq) + " after " + std::to_string(*impl_->last_seq));
+  }
+  impl_->last_seq = r.seq;
+  r.time = fl.require_int("time", 0);
+  if (r.time < impl_->last_time) fl.fail("time", "time goes backwards");
+  impl_->last_time = r.time;
+  r.key = std::string(fl.require_string("key"));
+  std::string_view op = fl.require_string("op");
+  if (op != "read" && op != "write") fl.fail("op", "must be \"read\" or \"write\", found \"" + std::string(op) + "\"");
+  r.is_write = op == "write";
+  element token = fl.require("token");
+  if (!token.is_null()) r.token = fl.require_int("token", INT64_MIN);
+  r.value = fl.find("value") ? jsonl::canonical(*fl.find("value")) : "null";
+  r.accepted = fl.require_bool("accepted");
+  r.reason = fl.optional_string("reason");
+  r.client = fl.optional_string("client");
+  return true;
+}
+
+}  // namespace fencecheck

@@ -1,0 +1,56 @@
+// The Wing–Gong–Lowe linearizability search over one partition, with Lowe's just-in-time
+// linearization (only ops invoked before the earliest pending return are candidates) and a
+// memo of visited (set of linearized ops, model state) configurations.
+//
+// `info` ops have no return: they may be linearized anywhere after their invoke or never,
+// so the search succeeds as soon as every non-info op is linearized. Info ops the model
+// proves useless (models.h, useful_ops) are left out before the search starts.
+//
+// search_partition() is thread-safe for distinct partitions sharing one SearchBudget: the
+// budget's deadline, memory counter and stop flag are the only shared state. It never
+// throws on a hard input; running out of time or memory yields kOutOfTime/kOutOfMemory
+// with how far the search got.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "checkers/linear/lin_op.h"
+#include "checkers/linear/models.h"
+
+namespace fencecheck::linear {
+
+// Shared by all partitions of one check.
+struct SearchBudget {
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+  std::size_t memory_limit = std::size_t{1} << 30;  // bytes of memo, summed over partitions
+  std::atomic<std::size_t> memory_used{0};
+  std::atomic<bool> stop{false};  // set to abandon every search (result kStopped)
+
+  void set_time_limit(double seconds);
+};
+
+struct SearchOutcome {
+  enum class Result { kLinearizable, kNotLinearizable, kOutOfTime, kOutOfMemory, kStopped };
+  Result result = Result::kLinearizable;
+  std::size_t ops = 0;          // ops of the model in the partition
+  std::size_t searched = 0;     // of those, ops the search considered (useless infos left out)
+  std::size_t deepest = 0;      // ops in the longest linearizable prefix found
+  std::uint64_t steps = 0;      // model steps tried
+  std::size_t memo_entries = 0;
+  double seconds = 0;
+  // kNotLinearizable only: the longest linearizable prefix (indices into Partition::ops,
+  // in linearization order), the op that could not follow it, and the state after it.
+  std::vector<std::uint32_t> prefix;
+  std::int64_t blocked_op = -1;
+  std::string state_after_prefix;
+};
+
+SearchOutcome search_partition(ModelKind model, const Partition& partition,
+                               SearchBudget& budget);
+
+}  // namespace fencecheck::linear

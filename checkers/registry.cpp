@@ -1,0 +1,30 @@
+#include "checkers/registry.h"
+
+#include "checkers/safety.h"
+
+namespace fencecheck {
+
+const std::vector<CheckerInfo>& checker_registry() {
+  static const std::vector<CheckerInfo> registry = {
+      {"exclusion", "holds of one lock by different processes never overlap", make_exclusion_checker},
+      {"tokens", "fencing tokens are unique and increase with real time", make_tokens_checker},
+      {"resource", "no stale token accepted, no lost update, no failed write visible",
+       make_resource_checker},
+  };
+  return registry;
+}
+
+const CheckerInfo* find_checker(std::string_view name) {
+  for (const auto& c : checker_registry()) {
+    if (c.name == name) return &c;
+  }
+  return nullptr;
+}
+
+std::string checker_names() {
+  std::string s;
+  for (const auto& c : checker_registry()) s += (s.empty() ? "" : ", ") + c.name;
+  return s;
+}
+
+}  // namespace fencecheck
