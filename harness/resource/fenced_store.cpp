@@ -1,0 +1,77 @@
+#include "harness/resource/fenced_store.h"
+
+#include <nlohmann/json.hpp>
+
+namespace fencecheck {
+namespace {
+
+std::string json_string(const std::string& s) {
+  return nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+}  // namespace
+
+std::optional<ResourceMode> parse_resource_mode(std::string_view s) {
+  if (s == "fenced") return ResourceMode::kFenced;
+  if (s == "unfenced") return ResourceMode::kUnfenced;
+  return std::nullopt;
+}
+
+FencedStore::FencedStore(ResourceMode mode, std::ostream& log,
+                         std::function<std::int64_t()> clock)
+    : mode_(mode), log_(log), clock_(std::move(clock)) {}
+
+std::string FencedStore::read(const std::string& key, const std::string& client) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = keys_.find(key);
+  std::string value = it == keys_.end() ? "null" : it->second.value;
+  log_locked(key, false, std::nullopt, value, true, "", client);
+  return value;
+}
+
+WriteOutcome FencedStore::write(const std::string& key, std::optional<std::int64_t> token,
+                                const std::string& value_json, const std::string& client) {
+  nlohmann::json parsed = nlohmann::json::parse(value_json, nullptr, /*allow_exceptions=*/false);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (parsed.is_discarded()) {
+    WriteOutcome out{false, "value is not valid JSON"};
+    log_locked(key, true, token, "null", false, out.reason, client);
+    return out;
+  }
+  std::string canonical = parsed.dump();
+  KeyState& state = keys_[key];
+  WriteOutcome out{true, ""};
+  if (mode_ == ResourceMode::kFenced && token && state.highest_token &&
+      *token < *state.highest_token) {
+    out = {false, "stale token " + std::to_string(*token) + " < highest accepted " +
+                      std::to_string(*state.highest_token)};
+  }
+  if (out.accepted) {
+    state.value = canonical;
+    if (token && (!state.highest_token || *token > *state.highest_token)) {
+      state.highest_token = token;
+    }
+  }
+  log_locked(key, true, token, canonical, out.accepted, out.reason, client);
+  return out;
+}
+
+void FencedStore::log_locked(const std::string& key, bool is_write,
+                             std::optional<std::int64_t> token, const std::string& value_json,
+                             bool accepted, const std::string& reason,
+                             const std::string& client) {
+  // value_json is already canonical JSON, so the line is assembled as text rather than
+  // re-parsed; the strings go through the JSON encoder for escaping.
+  std::string line = "{\"seq\":" + std::to_string(next_seq_++);
+  line += ",\"time\":" + std::to_string(clock_());
+  line += ",\"key\":" + json_string(key);
+  line += is_write ? ",\"op\":\"write\"" : ",\"op\":\"read\"";
+  line += ",\"token\":" + (token ? std::to_string(*token) : std::string("null"));
+  line += ",\"value\":" + value_json;
+  line += accepted ? std::string(",\"accepted\":true,\"reason\":null")
+                    : ",\"accepted\":false,\"reason\":" + json_string(reason);
+  line += ",\"client\":" + json_string(client) + "}\n";
+  log_ << line << std::flush;
+}
+
+}  // namespace fencecheck

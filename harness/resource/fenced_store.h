@@ -1,0 +1,68 @@
+// The fenced resource's state and rules, apart from any network code.
+//
+// Per key it keeps the current value (canonical JSON text; a key never written reads
+// `null`) and the highest token it has accepted. In fenced mode a write whose token is
+// lower than that highest token is rejected; an equal or higher token is accepted and a
+// rejected write never raises the highest token. A write without a token (the backend
+// gives none) is accepted in fenced mode too: there is nothing to compare, and refusing
+// it would make every tokenless backend unusable; the resource checker ignores null
+// tokens the same way. Unfenced mode accepts every write.
+//
+// Every request, read or write, is appended to the log as one resource.jsonl line
+// (DESIGN.md: seq, time, key, op, token, value, accepted, reason, client) and flushed
+// before the call returns. One mutex serializes apply + log, so seq order is apply order
+// and time never decreases. Thread-safe. The log stream is not owned and must outlive it.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <string_view>
+
+namespace fencecheck {
+
+enum class ResourceMode { kFenced, kUnfenced };
+// "fenced" / "unfenced"; nullopt for anything else.
+std::optional<ResourceMode> parse_resource_mode(std::string_view s);
+
+struct WriteOutcome {
+  bool accepted = false;
+  std::string reason;  // why rejected; empty when accepted
+};
+
+class FencedStore {
+ public:
+  // clock: nanoseconds since the test started, stamped on each log line.
+  FencedStore(ResourceMode mode, std::ostream& log, std::function<std::int64_t()> clock);
+
+  // The key's value as JSON text.
+  std::string read(const std::string& key, const std::string& client);
+  // value_json must be valid JSON; a write whose value is not is rejected (and logged
+  // with value null and the parse error as its reason).
+  WriteOutcome write(const std::string& key, std::optional<std::int64_t> token,
+                     const std::string& value_json, const std::string& client);
+
+  ResourceMode mode() const { return mode_; }
+
+ private:
+  struct KeyState {
+    std::string value = "null";
+    std::optional<std::int64_t> highest_token;
+  };
+  void log_locked(const std::string& key, bool is_write, std::optional<std::int64_t> token,
+                  const std::string& value_json, bool accepted, const std::string& reason,
+                  const std::string& client);
+
+  const ResourceMode mode_;
+  std::ostream& log_;
+  std::function<std::int64_t()> clock_;
+  std::mutex mu_;
+  std::map<std::string, KeyState> keys_;
+  std::uint64_t next_seq_ = 0;
+};
+
+}  // namespace fencecheck

@@ -1,0 +1,42 @@
+#include "harness/resource/stop_signals.h"
+
+#include <pthread.h>
+#include <signal.h>
+
+#include <ctime>
+
+namespace fencecheck {
+namespace {
+
+sigset_t stop_set() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  return set;
+}
+
+}  // namespace
+
+StopSignalWatcher::StopSignalWatcher(std::function<void(int)> on_signal) {
+  sigset_t set = stop_set();
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  thread_ = std::thread([this, set, on_signal = std::move(on_signal)] {
+    // A timed wait so that the destructor can end the thread without sending a signal.
+    const timespec tick{0, 100 * 1000 * 1000};
+    while (!done_.load()) {
+      int sig = sigtimedwait(&set, nullptr, &tick);
+      if (sig > 0) {
+        on_signal(sig);
+        return;
+      }
+    }
+  });
+}
+
+StopSignalWatcher::~StopSignalWatcher() {
+  done_.store(true);
+  if (thread_.joinable()) thread_.join();
+}
+
+}  // namespace fencecheck

@@ -1,0 +1,146 @@
+#include "harness/resource/fenced_store.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+#include <thread>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace fencecheck {
+namespace {
+
+// A store with a log captured in memory and a clock that ticks 10 ns per reading.
+struct StoreFixture {
+  explicit StoreFixture(ResourceMode mode)
+      : store(mode, log, [this] { return now += 10; }) {}
+  std::vector<nlohmann::json> lines() const {
+    std::vector<nlohmann::json> out;
+    std::istringstream in(log.str());
+    for (std::string line; std::getline(in, line);) out.push_back(nlohmann::json::parse(line));
+    return out;
+  }
+  std::ostringstream log;
+  std::int64_t now = 0;
+  FencedStore store;
+};
+
+TEST(FencedStore, NeverWrittenKeyReadsNull) {
+  StoreFixture f(ResourceMode::kFenced);
+  EXPECT_EQ(f.store.read("k", "c1"), "null");
+}
+
+TEST(FencedStore, FencedRejectsLowerTokenAllowsEqualAndHigher) {
+  StoreFixture f(ResourceMode::kFenced);
+  EXPECT_TRUE(f.store.write("k", 5, "[1]", "c1").accepted);
+  WriteOutcome stale = f.store.write("k", 4, "[2]", "c2");
+  EXPECT_FALSE(stale.accepted);
+  EXPECT_NE(stale.reason.find("stale token 4"), std::string::npos) << stale.reason;
+  EXPECT_EQ(f.store.read("k", "c1"), "[1]");
+  EXPECT_TRUE(f.store.write("k", 5, "[1,3]", "c1").accepted);
+  EXPECT_TRUE(f.store.write("k", 9, "[1,3,4]", "c3").accepted);
+  EXPECT_FALSE(f.store.write("k", 8, "[0]", "c2").accepted);
+  EXPECT_EQ(f.store.read("k", "c1"), "[1,3,4]");
+}
+
+TEST(FencedStore, RejectedWriteDoesNotRaiseHighestToken) {
+  StoreFixture f(ResourceMode::kFenced);
+  EXPECT_TRUE(f.store.write("k", 5, "1", "c1").accepted);
+  EXPECT_FALSE(f.store.write("k", 3, "2", "c2").accepted);
+  // Had the rejected 3 counted, nothing changes; the test is that 5 is still the bar
+  // and that a later 4 is still refused while 5 passes.
+  EXPECT_FALSE(f.store.write("k", 4, "3", "c2").accepted);
+  EXPECT_TRUE(f.store.write("k", 5, "4", "c1").accepted);
+}
+
+TEST(FencedStore, NullTokenIsAcceptedAndDoesNotMoveTheBar) {
+  StoreFixture f(ResourceMode::kFenced);
+  EXPECT_TRUE(f.store.write("k", std::nullopt, "1", "c1").accepted);
+  EXPECT_TRUE(f.store.write("k", 2, "2", "c1").accepted);
+  EXPECT_TRUE(f.store.write("k", std::nullopt, "3", "c2").accepted);
+  EXPECT_FALSE(f.store.write("k", 1, "4", "c2").accepted);
+}
+
+TEST(FencedStore, UnfencedAcceptsEverything) {
+  StoreFixture f(ResourceMode::kUnfenced);
+  EXPECT_TRUE(f.store.write("k", 9, "[1]", "c1").accepted);
+  EXPECT_TRUE(f.store.write("k", 1, "[2]", "c2").accepted);
+  EXPECT_EQ(f.store.read("k", "c1"), "[2]");
+}
+
+TEST(FencedStore, KeysAreIndependent) {
+  StoreFixture f(ResourceMode::kFenced);
+  EXPECT_TRUE(f.store.write("a", 10, "1", "c1").accepted);
+  EXPECT_TRUE(f.store.write("b", 1, "2", "c1").accepted);
+  EXPECT_FALSE(f.store.write("a", 1, "3", "c1").accepted);
+  EXPECT_EQ(f.store.read("a", "c1"), "1");
+  EXPECT_EQ(f.store.read("b", "c1"), "2");
+}
+
+TEST(FencedStore, InvalidJsonValueIsRejectedAndLogged) {
+  StoreFixture f(ResourceMode::kUnfenced);
+  WriteOutcome out = f.store.write("k", 1, "[1,", "c1");
+  EXPECT_FALSE(out.accepted);
+  auto lines = f.lines();
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_TRUE(lines[0]["value"].is_null());
+  EXPECT_FALSE(lines[0]["accepted"].get<bool>());
+  EXPECT_EQ(f.store.read("k", "c1"), "null");
+}
+
+TEST(FencedStore, LogLinesFollowTheContract) {
+  StoreFixture f(ResourceMode::kFenced);
+  f.store.read("k", "c1");
+  f.store.write("k", 7, "[ 1 ]", "c1");
+  f.store.write("k", 6, "[2]", "c2");
+  f.store.read("k", "c2");
+  f.store.write("j", std::nullopt, "null", "c3");
+  const std::vector<nlohmann::json> lines = f.lines();
+  ASSERT_EQ(lines.size(), 5u);
+  const nlohmann::json expected[] = {
+      {{"seq", 0}, {"time", 10}, {"key", "k"}, {"op", "read"}, {"token", nullptr},
+       {"value", nullptr}, {"accepted", true}, {"reason", nullptr}, {"client", "c1"}},
+      {{"seq", 1}, {"time", 20}, {"key", "k"}, {"op", "write"}, {"token", 7},
+       {"value", {1}}, {"accepted", true}, {"reason", nullptr}, {"client", "c1"}},
+      {{"seq", 2}, {"time", 30}, {"key", "k"}, {"op", "write"}, {"token", 6},
+       {"value", {2}}, {"accepted", false}, {"reason", "stale token 6 < highest accepted 7"},
+       {"client", "c2"}},
+      {{"seq", 3}, {"time", 40}, {"key", "k"}, {"op", "read"}, {"token", nullptr},
+       {"value", {1}}, {"accepted", true}, {"reason", nullptr}, {"client", "c2"}},
+      {{"seq", 4}, {"time", 50}, {"key", "j"}, {"op", "write"}, {"token", nullptr},
+       {"value", nullptr}, {"accepted", true}, {"reason", nullptr}, {"client", "c3"}},
+  };
+  for (std::size_t i = 0; i < lines.size(); ++i) EXPECT_EQ(lines[i], expected[i]) << i;
+  // Field order matters to readers of the raw file.
+  EXPECT_EQ(f.log.str().rfind("{\"seq\":0,\"time\":10,\"key\":\"k\",\"op\":\"read\",", 0), 0u);
+}
+
+TEST(FencedStore, ConcurrentWritersGetConsecutiveSeqs) {
+  StoreFixture f(ResourceMode::kFenced);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&f, key = std::string(1, static_cast<char>('a' + t))] {
+      for (int i = 0; i < 200; ++i) f.store.write(key, i, "[]", "c");
+    });
+  }
+  for (auto& th : threads) th.join();
+  auto lines = f.lines();
+  ASSERT_EQ(lines.size(), 800u);
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    EXPECT_EQ(lines[i]["seq"].get<std::uint64_t>(), i);
+    if (i > 0) {
+      EXPECT_GT(lines[i]["time"].get<std::int64_t>(), lines[i - 1]["time"].get<std::int64_t>());
+    }
+  }
+}
+
+TEST(ResourceMode, Parses) {
+  EXPECT_EQ(parse_resource_mode("fenced"), ResourceMode::kFenced);
+  EXPECT_EQ(parse_resource_mode("unfenced"), ResourceMode::kUnfenced);
+  EXPECT_FALSE(parse_resource_mode("Fenced"));
+}
+
+}  // namespace
+}  // namespace fencecheck
