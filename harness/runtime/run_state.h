@@ -3,7 +3,13 @@
 // (write + rename), so that `fencecheck clean` can find and remove what a crashed run left.
 //
 // Files live in state_dir(): /run/fencecheck as root, $XDG_RUNTIME_DIR/fencecheck or
-// /tmp/fencecheck-<uid> otherwise, one <run_id>.json per run. Thread-safe.
+// /tmp/fencecheck-<uid> otherwise, one <run_id>.json per run:
+//   {"version":1, "run_id":"3fa9c1", "controller":{"pid":P,"start_time":T},
+//    "netns":[names], "process_groups":[{"pgid":G,"start_time":T}], "paths":[paths]}
+// Start times are field 22 of /proc/<pid>/stat, so a reused pid is never mistaken for ours.
+//
+// Thread-safe. Every mutator rewrites the file before returning and throws RuntimeError
+// (runtime.h) when it cannot, so a caller never creates a resource that is not recorded.
 #pragma once
 
 #include <filesystem>
@@ -18,30 +24,38 @@ namespace fencecheck {
 
 class RunState {
  public:
-  // Creates the state file, recording this process as the controller.
+  // Creates the state file, recording this process as the controller. run_id must be
+  // 6 lowercase hex digits (see new_run_id); throws RuntimeError if it is not, or if a
+  // state file for it exists already.
   explicit RunState(std::string run_id);
-  // Removes the state file (the run cleaned up after itself).
+  // Removes whatever is still recorded (a safety net: normally the Supervisor and the
+  // Runtime have removed their parts already), then the state file. Never throws.
   ~RunState();
   RunState(const RunState&) = delete;
   RunState& operator=(const RunState&) = delete;
 
   const std::string& run_id() const { return run_id_; }
+  const std::filesystem::path& file() const { return file_; }
   void add_netns(const std::string& name);
   void remove_netns(const std::string& name);
+  // Records the group led by pgid with the leader's start time (call while it is alive).
   void add_process_group(int pgid);
   void remove_process_group(int pgid);
   void add_path(const std::filesystem::path& p);  // removed recursively by clean
   void remove_path(const std::filesystem::path& p);
+  nlohmann::json snapshot() const;  // a copy of the document, for tests and diagnostics
 
   static std::filesystem::path state_dir();
-  // A fresh run id: short, unique among live runs, safe in netns and interface names.
+  // A fresh run id: 6 lowercase hex digits from std::random_device, with no state file
+  // and no namespace of that id. Safe in netns and interface names.
   static std::string new_run_id();
+  static bool valid_run_id(const std::string& id);
 
  private:
   void save_locked();
   std::string run_id_;
   std::filesystem::path file_;
-  std::mutex mu_;
+  mutable std::mutex mu_;
   nlohmann::json doc_;
 };
 
@@ -51,8 +65,11 @@ struct CleanReport {
   std::vector<std::string> errors;
 };
 
-// Removes what dead runs left (all runs, or only run_id when not empty). A run whose
-// controller is alive is skipped unless force.
+// Removes what dead runs left (all runs, or only run_id when not empty): kills their
+// recorded process groups, deletes their namespaces, removes their paths, then the state
+// file (kept when something could not be removed, so that clean can be retried). A run
+// whose controller is alive is skipped unless force. Also deletes namespaces named like
+// ours (fc-<6 hex>-<node>) whose run has no state file: a run killed before writing it.
 CleanReport clean_runs(const std::string& run_id, bool force);
 
 }  // namespace fencecheck

@@ -1,0 +1,166 @@
+// clean_runs and the removal helpers it shares with RunState and NetnsRuntime.
+#include <signal.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <regex>
+#include <set>
+
+#include "harness/runtime/cleanup.h"
+#include "harness/runtime/os_util.h"
+#include "harness/runtime/run_state.h"
+#include "harness/runtime/runtime.h"
+
+namespace fencecheck {
+
+namespace fs = std::filesystem;
+
+namespace cleanup {
+
+namespace {
+
+const fs::path kNetnsDir = "/run/netns";
+
+std::optional<std::uint64_t> optional_start(const nlohmann::json& v) {
+  return v.is_number_unsigned() || v.is_number_integer() ? std::optional(v.get<std::uint64_t>())
+                                                         : std::nullopt;
+}
+
+}  // namespace
+
+bool kill_group_if_ours(int pgid, std::optional<std::uint64_t> leader_start_time) {
+  if (pgid <= 1) return false;
+  bool ours = false;
+  if (os::process_start_time(pgid)) {
+    // A different leader start time means the pid was reused, hence our group is empty.
+    ours = os::process_is(pgid, leader_start_time) && leader_start_time.has_value();
+  } else {
+    ours = !os::group_members(pgid).empty();
+  }
+  if (!ours || ::kill(-pgid, SIGKILL) != 0) return false;
+  os::wait_until_group_gone(pgid, 2000);
+  return true;
+}
+
+bool netns_exists(const std::string& name) {
+  std::error_code ec;
+  return fs::exists(kNetnsDir / name, ec);
+}
+
+bool delete_netns(const std::string& name) {
+  if (!netns_exists(name)) return false;
+  os::check_command({"ip", "netns", "del", name}, "deleting network namespace " + name);
+  return true;
+}
+
+void remove_recorded(const nlohmann::json& doc, CleanReport& report) {
+  auto record_error = [&](const std::string& what, const std::exception& e) {
+    report.errors.push_back(what + ": " + e.what());
+  };
+  for (const auto& g : doc.value("process_groups", nlohmann::json::array())) {
+    int pgid = g.value("pgid", 0);
+    if (kill_group_if_ours(pgid, optional_start(g.value("start_time", nlohmann::json())))) {
+      report.removed.push_back("killed process group " + std::to_string(pgid));
+    }
+  }
+  for (const auto& ns : doc.value("netns", nlohmann::json::array())) {
+    try {
+      if (delete_netns(ns.get<std::string>())) {
+        report.removed.push_back("deleted network namespace " + ns.get<std::string>());
+      }
+    } catch (const std::exception& e) {
+      record_error("namespace " + ns.dump(), e);
+    }
+  }
+  for (const auto& p : doc.value("paths", nlohmann::json::array())) {
+    try {
+      fs::path path = p.get<std::string>();
+      if (fs::exists(fs::symlink_status(path))) {
+        fs::remove_all(path);
+        report.removed.push_back("removed " + path.string());
+      }
+    } catch (const std::exception& e) {
+      record_error("path " + p.dump(), e);
+    }
+  }
+}
+
+}  // namespace cleanup
+
+namespace {
+
+// Namespaces named like ours whose run has no state file: the controller died between
+// creating them and recording them, or its state file was lost.
+void sweep_unrecorded_namespaces(const std::string& run_id, const std::set<std::string>& known,
+                                 CleanReport& report) {
+  static const std::regex ours("^fc-([0-9a-f]{6})-(hub|[a-z][a-z0-9]{0,15})$");
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator("/run/netns", ec)) {
+    std::string name = entry.path().filename().string();
+    std::smatch m;
+    if (!std::regex_match(name, m, ours)) continue;
+    std::string id = m[1];
+    if ((!run_id.empty() && id != run_id) || known.count(id)) continue;
+    if (fs::exists(RunState::state_dir() / (id + ".json"))) continue;  // created meanwhile
+    try {
+      if (cleanup::delete_netns(name)) {
+        report.removed.push_back("deleted unrecorded network namespace " + name);
+      }
+    } catch (const std::exception& e) {
+      report.errors.push_back(std::string("namespace ") + name + ": " + e.what());
+    }
+  }
+}
+
+void clean_one(const fs::path& file, bool force, CleanReport& report) {
+  nlohmann::json doc;
+  try {
+    std::ifstream in(file);
+    doc = nlohmann::json::parse(in);
+  } catch (const std::exception& e) {
+    report.errors.push_back("unreadable state file " + file.string() + ": " + e.what() +
+                            " (inspect it, then delete it by hand)");
+    return;
+  }
+  const auto controller = doc.value("controller", nlohmann::json::object());
+  int pid = controller.value("pid", 0);
+  auto start = controller.value("start_time", nlohmann::json());
+  bool alive = os::process_is(pid, start.is_number() ? std::optional(start.get<std::uint64_t>())
+                                                     : std::nullopt);
+  std::string run = doc.value("run_id", file.stem().string());
+  if (alive && !force) {
+    report.skipped.push_back("run " + run + ": controller pid " + std::to_string(pid) +
+                             " is alive (use --force to clean it anyway)");
+    return;
+  }
+  std::size_t errors_before = report.errors.size();
+  cleanup::remove_recorded(doc, report);
+  if (report.errors.size() == errors_before) {
+    fs::remove(file);
+    report.removed.push_back("removed state file " + file.string());
+  }
+}
+
+}  // namespace
+
+CleanReport clean_runs(const std::string& run_id, bool force) {
+  CleanReport report;
+  if (!run_id.empty() && !RunState::valid_run_id(run_id)) {
+    report.errors.push_back("bad run id '" + run_id + "': expected 6 lowercase hex digits");
+    return report;
+  }
+  std::set<std::string> known;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(RunState::state_dir(), ec)) {
+    const fs::path& file = entry.path();
+    if (file.extension() != ".json") continue;
+    std::string id = file.stem().string();
+    if (!run_id.empty() && id != run_id) continue;
+    known.insert(id);
+    clean_one(file, force, report);
+  }
+  sweep_unrecorded_namespaces(run_id, known, report);
+  return report;
+}
+
+}  // namespace fencecheck

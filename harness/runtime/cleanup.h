@@ -1,0 +1,30 @@
+// Removal of recorded resources, shared by clean_runs, ~RunState and NetnsRuntime.
+// Internal to harness/runtime.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/runtime/run_state.h"
+
+namespace fencecheck::cleanup {
+
+// SIGKILLs the process group pgid if it is still the one recorded: its leader is alive
+// with that start time, or the leader is gone and members remain (orphaned grandchildren;
+// the kernel does not reuse a pid while it still names a group). Waits up to 2 s for the
+// members to go. True if something was killed.
+bool kill_group_if_ours(int pgid, std::optional<std::uint64_t> leader_start_time);
+
+// Deletes /run/netns/<name> with `ip netns del`. False if it did not exist. Throws
+// RuntimeError on failure.
+bool delete_netns(const std::string& name);
+bool netns_exists(const std::string& name);
+
+// Removes every process group, namespace and path recorded in a state document, adding
+// one line per removal (or error) to report. Never throws.
+void remove_recorded(const nlohmann::json& doc, CleanReport& report);
+
+}  // namespace fencecheck::cleanup

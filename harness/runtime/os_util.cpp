@@ -1,0 +1,209 @@
+#include "harness/runtime/os_util.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "harness/runtime/runtime.h"
+
+extern char** environ;
+
+namespace fencecheck::os {
+
+namespace {
+
+// The fields after the command name; the name itself may contain spaces and ')'.
+std::optional<std::vector<std::string>> stat_fields_after_comm(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!in || !std::getline(in, line)) return std::nullopt;
+  auto close_paren = line.rfind(')');
+  if (close_paren == std::string::npos) return std::nullopt;
+  std::istringstream rest(line.substr(close_paren + 1));
+  std::vector<std::string> fields;
+  for (std::string f; rest >> f;) fields.push_back(f);
+  return fields;
+}
+
+struct Pipe {
+  int fd[2] = {-1, -1};
+  Pipe() {
+    if (pipe2(fd, O_CLOEXEC) != 0) throw RuntimeError("pipe: " + strerror_string(errno));
+  }
+  ~Pipe() { close_both(); }
+  void close_end(int i) {
+    if (fd[i] >= 0) ::close(fd[i]);
+    fd[i] = -1;
+  }
+  void close_both() { close_end(0), close_end(1); }
+};
+
+// A child that exits before reading all its input must not kill the controller with
+// SIGPIPE: block it on this thread while we write, then discard it if it was raised.
+class SigpipeBlock {
+ public:
+  SigpipeBlock() {
+    sigemptyset(&pipe_set_);
+    sigaddset(&pipe_set_, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_set_, &old_);
+  }
+  ~SigpipeBlock() {
+    timespec zero{0, 0};
+    while (sigtimedwait(&pipe_set_, nullptr, &zero) > 0) {
+    }
+    pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+  }
+
+ private:
+  sigset_t pipe_set_{};
+  sigset_t old_{};
+};
+
+std::string quote_argv(const std::vector<std::string>& argv) {
+  std::string s;
+  for (const auto& a : argv) {
+    if (!s.empty()) s += ' ';
+    s += a.find_first_of(" \t'\"") == std::string::npos ? a : "'" + a + "'";
+  }
+  return s;
+}
+
+}  // namespace
+
+std::string strerror_string(int err) { return std::strerror(err); }
+
+std::optional<std::uint64_t> process_start_time(int pid) {
+  auto fields = stat_fields_after_comm(pid);
+  // Field 22 overall is index 19 after the pid and command name.
+  if (!fields || fields->size() < 20) return std::nullopt;
+  return std::stoull((*fields)[19]);
+}
+
+bool process_is(int pid, std::optional<std::uint64_t> start_time) {
+  if (pid <= 0) return false;
+  auto actual = process_start_time(pid);
+  return actual && (!start_time || *actual == *start_time);
+}
+
+char process_state(int pid) {
+  auto fields = stat_fields_after_comm(pid);
+  return fields && !fields->empty() ? (*fields)[0][0] : '\0';
+}
+
+std::vector<int> group_members(int pgid) {
+  std::vector<int> members;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    int pid = std::stoi(name);
+    auto fields = stat_fields_after_comm(pid);
+    // After the name: state, ppid, pgrp.
+    if (fields && fields->size() > 2 && (*fields)[0] != "Z" && std::stoi((*fields)[2]) == pgid) {
+      members.push_back(pid);
+    }
+  }
+  return members;
+}
+
+bool wait_until_group_gone(int pgid, int timeout_ms) {
+  for (int waited = 0;; waited += 10) {
+    if (group_members(pgid).empty()) return true;
+    if (waited >= timeout_ms) return false;
+    ::usleep(10 * 1000);
+  }
+}
+
+std::optional<std::string> find_executable(const std::string& name) {
+  auto executable = [](const std::string& p) {
+    struct stat st {};
+    return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(p.c_str(), X_OK) == 0;
+  };
+  if (name.empty()) return std::nullopt;
+  if (name.find('/') != std::string::npos) {
+    return executable(name) ? std::optional(name) : std::nullopt;
+  }
+  const char* path = std::getenv("PATH");
+  std::istringstream dirs(path ? path : "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin");
+  for (std::string dir; std::getline(dirs, dir, ':');) {
+    std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
+    if (executable(candidate)) return candidate;
+  }
+  return std::nullopt;
+}
+
+CommandResult run_command(const std::vector<std::string>& argv, const std::string& input) {
+  if (argv.empty()) throw RuntimeError("run_command: empty command");
+  Pipe in, out;
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, in.fd[0], 0);
+  posix_spawn_file_actions_adddup2(&actions, out.fd[1], 1);
+  posix_spawn_file_actions_adddup2(&actions, out.fd[1], 2);
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = -1;
+  int rc = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) {
+    throw RuntimeError("cannot run `" + argv[0] + "`: " + strerror_string(rc) +
+                       " (is it installed? see scripts/setup.sh)");
+  }
+  in.close_end(0);
+  out.close_end(1);
+
+  // Feed stdin and drain stdout together so neither side can block the other.
+  SigpipeBlock no_sigpipe;
+  CommandResult result;
+  std::size_t written = 0;
+  if (input.empty()) in.close_end(1);
+  char buf[4096];
+  while (out.fd[0] >= 0) {
+    pollfd fds[2] = {{out.fd[0], POLLIN, 0}, {in.fd[1], POLLOUT, 0}};
+    int n = ::poll(fds, in.fd[1] >= 0 ? 2 : 1, -1);
+    if (n < 0 && errno == EINTR) continue;
+    if (fds[0].revents) {
+      ssize_t got = ::read(out.fd[0], buf, sizeof buf);
+      if (got > 0) result.output.append(buf, static_cast<std::size_t>(got));
+      else if (got == 0 || errno != EINTR) out.close_end(0);
+    }
+    if (in.fd[1] >= 0 && fds[1].revents) {
+      ssize_t put = ::write(in.fd[1], input.data() + written, input.size() - written);
+      if (put > 0) written += static_cast<std::size_t>(put);
+      if (put < 0 && errno != EINTR && errno != EAGAIN) in.close_end(1);
+      if (written == input.size()) in.close_end(1);
+    }
+  }
+  in.close_end(1);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  result.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return result;
+}
+
+std::string check_command(const std::vector<std::string>& argv, const std::string& what,
+                          const std::string& input) {
+  auto result = run_command(argv, input);
+  if (result.status != 0) {
+    std::string out = result.output;
+    while (!out.empty() && out.back() == '\n') out.pop_back();
+    throw RuntimeError(what + " failed: `" + quote_argv(argv) + "` exited with " +
+                       std::to_string(result.status) + (out.empty() ? "" : ": " + out));
+  }
+  return result.output;
+}
+
+}  // namespace fencecheck::os

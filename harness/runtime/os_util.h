@@ -1,0 +1,47 @@
+// Small OS helpers shared by the runtime, the supervisor and `fencecheck clean`. Internal
+// to harness/runtime: other folders use runtime.h, supervisor.h and run_state.h.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace fencecheck::os {
+
+// Field 22 of /proc/<pid>/stat (start time in clock ticks since boot): together with the
+// pid it names one process even after the pid is reused. nullopt when pid does not exist.
+std::optional<std::uint64_t> process_start_time(int pid);
+
+// True when pid exists and, if start_time is given, started at that time.
+bool process_is(int pid, std::optional<std::uint64_t> start_time);
+
+// Field 3 of /proc/<pid>/stat: 'R', 'S', 'T' (stopped), 'Z'… ; '\0' when gone.
+char process_state(int pid);
+
+// The live (not zombie) processes whose process group is pgid.
+std::vector<int> group_members(int pgid);
+
+// Polls until group_members(pgid) is empty or timeout passes; true if it emptied.
+bool wait_until_group_gone(int pgid, int timeout_ms);
+
+struct CommandResult {
+  int status = -1;     // exit code, or 128 + signal
+  std::string output;  // stdout and stderr interleaved
+};
+
+// Runs argv (argv[0] looked up in PATH) with `input` on stdin and waits. Throws
+// RuntimeError when it cannot be started.
+CommandResult run_command(const std::vector<std::string>& argv, const std::string& input = "");
+
+// Like run_command, but throws RuntimeError quoting the command and its output when the
+// exit code is not 0. `what` says what was being done, for the message.
+std::string check_command(const std::vector<std::string>& argv, const std::string& what,
+                          const std::string& input = "");
+
+// The full path of an executable, searched in PATH when name has no '/'. nullopt when absent.
+std::optional<std::string> find_executable(const std::string& name);
+
+std::string strerror_string(int err);
+
+}  // namespace fencecheck::os

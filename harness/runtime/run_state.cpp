@@ -1,0 +1,185 @@
+#include "harness/runtime/run_state.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <random>
+#include <regex>
+
+#include "harness/runtime/cleanup.h"
+#include "harness/runtime/os_util.h"
+#include "harness/runtime/runtime.h"
+
+namespace fencecheck {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::optional<std::uint64_t> start_time_or_null(int pid) { return os::process_start_time(pid); }
+
+nlohmann::json start_time_json(std::optional<std::uint64_t> t) {
+  return t ? nlohmann::json(*t) : nlohmann::json(nullptr);
+}
+
+// Writes text to a fresh temp file beside `target` and fsyncs it; returns its path.
+fs::path write_temp_beside(const fs::path& target, const std::string& text) {
+  fs::path tmp = target;
+  tmp += ".tmp." + std::to_string(::getpid());
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    throw RuntimeError("cannot write run state " + tmp.string() + ": " +
+                       os::strerror_string(errno));
+  }
+  std::size_t done = 0;
+  while (done < text.size()) {
+    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int err = errno;
+      ::close(fd);
+      throw RuntimeError("cannot write run state " + tmp.string() + ": " +
+                         os::strerror_string(err));
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  ::fsync(fd);
+  ::close(fd);
+  return tmp;
+}
+
+void erase_value(nlohmann::json& array, const nlohmann::json& value) {
+  auto it = std::find(array.begin(), array.end(), value);
+  if (it != array.end()) array.erase(it);
+}
+
+}  // namespace
+
+bool RunState::valid_run_id(const std::string& id) {
+  static const std::regex pattern("^[0-9a-f]{6}$");
+  return std::regex_match(id, pattern);
+}
+
+fs::path RunState::state_dir() {
+  if (::geteuid() == 0) return "/run/fencecheck";
+  if (const char* xdg = std::getenv("XDG_RUNTIME_DIR"); xdg && *xdg) {
+    return fs::path(xdg) / "fencecheck";
+  }
+  return "/tmp/fencecheck-" + std::to_string(::getuid());
+}
+
+std::string RunState::new_run_id() {
+  std::random_device random;
+  for (int attempt = 0; attempt < 1000; ++attempt) {
+    char id[7];
+    std::snprintf(id, sizeof id, "%06x", random() & 0xffffffu);
+    if (!fs::exists(state_dir() / (std::string(id) + ".json")) &&
+        !cleanup::netns_exists("fc-" + std::string(id) + "-hub")) {
+      return id;
+    }
+  }
+  throw RuntimeError("could not find a free run id in " + state_dir().string() +
+                     " (run `fencecheck clean`)");
+}
+
+RunState::RunState(std::string run_id) : run_id_(std::move(run_id)) {
+  if (!valid_run_id(run_id_)) {
+    throw RuntimeError("bad run id '" + run_id_ + "': expected 6 lowercase hex digits");
+  }
+  std::error_code ec;
+  fs::create_directories(state_dir(), ec);
+  if (ec) {
+    throw RuntimeError("cannot create state directory " + state_dir().string() + ": " +
+                       ec.message());
+  }
+  file_ = state_dir() / (run_id_ + ".json");
+  int self = static_cast<int>(::getpid());
+  doc_ = {{"version", 1},
+          {"run_id", run_id_},
+          {"controller", {{"pid", self}, {"start_time", start_time_json(start_time_or_null(self))}}},
+          {"netns", nlohmann::json::array()},
+          {"process_groups", nlohmann::json::array()},
+          {"paths", nlohmann::json::array()}};
+  // link() fails if the file exists, so two runs can never share one state file.
+  fs::path tmp = write_temp_beside(file_, doc_.dump(2) + "\n");
+  int rc = ::link(tmp.c_str(), file_.c_str());
+  int err = errno;
+  ::unlink(tmp.c_str());
+  if (rc != 0) {
+    throw RuntimeError("cannot create run state " + file_.string() + ": " +
+                       os::strerror_string(err) +
+                       (err == EEXIST ? " (another run uses this id)" : ""));
+  }
+}
+
+RunState::~RunState() {
+  try {
+    CleanReport report;
+    {
+      std::lock_guard lock(mu_);
+      cleanup::remove_recorded(doc_, report);
+    }
+    if (report.errors.empty()) ::unlink(file_.c_str());
+  } catch (...) {
+    // Leave the file: `fencecheck clean` can finish the job.
+  }
+}
+
+void RunState::save_locked() {
+  fs::path tmp = write_temp_beside(file_, doc_.dump(2) + "\n");
+  if (::rename(tmp.c_str(), file_.c_str()) != 0) {
+    int err = errno;
+    ::unlink(tmp.c_str());
+    throw RuntimeError("cannot replace run state " + file_.string() + ": " +
+                       os::strerror_string(err));
+  }
+}
+
+void RunState::add_netns(const std::string& name) {
+  std::lock_guard lock(mu_);
+  doc_["netns"].push_back(name);
+  save_locked();
+}
+
+void RunState::remove_netns(const std::string& name) {
+  std::lock_guard lock(mu_);
+  erase_value(doc_["netns"], name);
+  save_locked();
+}
+
+void RunState::add_process_group(int pgid) {
+  auto start = start_time_or_null(pgid);
+  std::lock_guard lock(mu_);
+  doc_["process_groups"].push_back({{"pgid", pgid}, {"start_time", start_time_json(start)}});
+  save_locked();
+}
+
+void RunState::remove_process_group(int pgid) {
+  std::lock_guard lock(mu_);
+  auto& groups = doc_["process_groups"];
+  groups.erase(std::remove_if(groups.begin(), groups.end(),
+                              [&](const nlohmann::json& g) { return g.value("pgid", 0) == pgid; }),
+               groups.end());
+  save_locked();
+}
+
+void RunState::add_path(const fs::path& p) {
+  std::lock_guard lock(mu_);
+  doc_["paths"].push_back(fs::absolute(p).string());
+  save_locked();
+}
+
+void RunState::remove_path(const fs::path& p) {
+  std::lock_guard lock(mu_);
+  erase_value(doc_["paths"], fs::absolute(p).string());
+  save_locked();
+}
+
+nlohmann::json RunState::snapshot() const {
+  std::lock_guard lock(mu_);
+  return doc_;
+}
+
+}  // namespace fencecheck

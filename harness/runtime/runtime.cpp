@@ -1,0 +1,120 @@
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <map>
+#include <mutex>
+#include <regex>
+#include <set>
+
+#include "harness/runtime/os_util.h"
+#include "harness/runtime/runtime_base.h"
+
+namespace fencecheck {
+
+const Node& NodeTableRuntime::node(std::string_view name) const {
+  for (const auto& n : nodes_) {
+    if (n.name == name) return n;
+  }
+  std::string known;
+  for (const auto& n : nodes_) known += (known.empty() ? "" : ", ") + n.name;
+  throw RuntimeError("unknown node '" + std::string(name) + "' (nodes: " + known + ")");
+}
+
+void NodeTableRuntime::check_new_node_names(const std::vector<std::string>& names) const {
+  static const std::regex pattern("^[a-z][a-z0-9]{0,15}$");
+  if (!nodes_.empty()) throw RuntimeError("Runtime::create called twice");
+  if (names.empty()) throw RuntimeError("Runtime::create: no nodes given");
+  if (names.size() > 250) throw RuntimeError("Runtime::create: more than 250 nodes");
+  std::set<std::string> seen;
+  for (const auto& n : names) {
+    if (!std::regex_match(n, pattern) || n == "hub") {
+      throw RuntimeError("bad node name '" + n +
+                         "': use a lowercase letter then up to 15 letters or digits, not 'hub'");
+    }
+    if (!seen.insert(n).second) throw RuntimeError("node '" + n + "' named twice");
+  }
+}
+
+namespace {
+
+// A port the kernel considers free on 127.0.0.1 right now.
+std::uint16_t free_loopback_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) throw RuntimeError("socket: " + os::strerror_string(errno));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    int err = errno;
+    ::close(fd);
+    throw RuntimeError("cannot find a free port on 127.0.0.1: " + os::strerror_string(err));
+  }
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+class LocalRuntime final : public NodeTableRuntime {
+ public:
+  std::string_view kind() const override { return "local"; }
+
+  void create(const std::vector<std::string>& node_names) override {
+    check_new_node_names(node_names);
+    for (const auto& n : node_names) nodes_.push_back({n, "127.0.0.1", ""});
+  }
+
+  std::uint16_t port(std::string_view node_name, std::string_view service,
+                     std::uint16_t /*preferred*/) override {
+    node(node_name);  // throws for an unknown node
+    std::lock_guard lock(mu_);
+    std::string key = std::string(node_name) + "/" + std::string(service);
+    if (auto it = ports_.find(key); it != ports_.end()) return it->second;
+    // The kernel may hand out a port again once its probe socket is closed.
+    for (int attempt = 0; attempt < 100; ++attempt) {
+      std::uint16_t p = free_loopback_port();
+      if (given_.insert(p).second) return ports_[key] = p;
+    }
+    throw RuntimeError("cannot find a distinct free port for " + key);
+  }
+
+  void run_in(std::string_view node_name, const std::function<void()>& fn) const override {
+    node(node_name);
+    fn();
+  }
+
+  bool supports_partitions() const override { return false; }
+  void partition(const std::vector<std::vector<std::string>>&) override {
+    throw RuntimeError("partitions need the netns runtime (run as root)");
+  }
+  void heal() override {}
+  void destroy() noexcept override {}
+
+ private:
+  std::mutex mu_;
+  std::map<std::string, std::uint16_t> ports_;
+  std::set<std::uint16_t> given_;
+};
+
+}  // namespace
+
+std::unique_ptr<Runtime> make_runtime(std::string_view kind, const std::string& run_id,
+                                      RunState& state) {
+  if (kind == "local") return std::make_unique<LocalRuntime>();
+  if (kind == "netns") {
+    if (::geteuid() != 0) {
+      throw RuntimeError(
+          "the netns runtime needs root (it creates network namespaces): use --runtime local, "
+          "or run with sudo");
+    }
+    return make_netns_runtime(run_id, state);
+  }
+  throw RuntimeError("unknown runtime '" + std::string(kind) + "': use netns or local");
+}
+
+std::string default_runtime_kind() { return ::geteuid() == 0 ? "netns" : "local"; }
+
+}  // namespace fencecheck

@@ -1,0 +1,257 @@
+#include "harness/runtime/supervisor.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <condition_variable>
+#include <deque>
+#include <fstream>
+#include <future>
+#include <sstream>
+#include <thread>
+
+#include "harness/runtime/launch.h"
+#include "harness/runtime/os_util.h"
+#include "harness/runtime/run_state.h"
+
+namespace fencecheck {
+
+namespace {
+
+using std::chrono::milliseconds;
+using Clock = std::chrono::steady_clock;
+
+std::string describe_status(int status) {
+  if (WIFEXITED(status)) return "exited with code " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) return "was killed by signal " + std::to_string(WTERMSIG(status));
+  return "ended with wait status " + std::to_string(status);
+}
+
+// PR_SET_PDEATHSIG fires when the *thread* that forked a child exits, so every fork
+// happens on this one thread, which lives exactly as long as the Supervisor.
+class SpawnThread {
+ public:
+  SpawnThread() : thread_([this] { loop(); }) {}
+  ~SpawnThread() {
+    {
+      std::lock_guard lock(mu_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+
+  template <typename F>
+  auto run(F&& fn) -> decltype(fn()) {
+    std::packaged_task<decltype(fn())()> task(std::forward<F>(fn));
+    auto result = task.get_future();
+    {
+      std::lock_guard lock(mu_);
+      jobs_.emplace_back([&task] { task(); });
+    }
+    cv_.notify_all();
+    return result.get();
+  }
+
+ private:
+  void loop() {
+    std::unique_lock lock(mu_);
+    for (;;) {
+      cv_.wait(lock, [this] { return done_ || !jobs_.empty(); });
+      if (jobs_.empty()) return;
+      auto job = std::move(jobs_.front());
+      jobs_.pop_front();
+      lock.unlock();
+      job();
+      lock.lock();
+    }
+  }
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> jobs_;
+  bool done_ = false;
+  std::thread thread_;
+};
+
+class ProcessImpl final : public Process {
+ public:
+  ProcessImpl(ProcessSpec spec, int pid, RunState& state)
+      : spec_(std::move(spec)), pid_(pid), state_(state) {}
+  ~ProcessImpl() override { stop(milliseconds(0)); }
+
+  const ProcessSpec& spec() const override { return spec_; }
+  int pid() const override { return pid_; }
+
+  // Notices an exit without reaping (WNOWAIT): the zombie keeps the pid, hence the group
+  // id, reserved until stop() has killed the rest of the group.
+  bool alive() override {
+    std::lock_guard lock(mu_);
+    return alive_locked();
+  }
+
+  std::optional<int> exit_status() override {
+    std::lock_guard lock(mu_);
+    alive_locked();
+    return status_;
+  }
+
+  void signal(int sig) override {
+    std::lock_guard lock(mu_);
+    if (!reaped_) ::kill(-pid_, sig);  // after reaping, the id may belong to someone else
+  }
+
+  void stop(milliseconds grace) override {
+    std::lock_guard stopping(stop_mu_);
+    {
+      std::lock_guard lock(mu_);
+      if (reaped_) return;
+      ::kill(-pid_, SIGCONT);  // a paused process cannot handle SIGTERM
+      ::kill(-pid_, SIGTERM);
+    }
+    auto deadline = Clock::now() + grace;
+    while (alive() && Clock::now() < deadline) std::this_thread::sleep_for(milliseconds(10));
+    std::lock_guard lock(mu_);
+    ::kill(-pid_, SIGKILL);  // the leader, and any child it left in the group
+    int status = 0;
+    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (!status_) status_ = status;
+    reaped_ = true;
+    os::wait_until_group_gone(pid_, 2000);
+    try {
+      state_.remove_process_group(pid_);
+    } catch (...) {
+      // The group is dead; a stale record only costs `fencecheck clean` a lookup.
+    }
+  }
+
+  std::string log_tail(std::size_t lines) const override {
+    std::ifstream in(spec_.log, std::ios::binary);
+    if (!in) return "(no log at " + spec_.log.string() + ")";
+    in.seekg(0, std::ios::end);
+    std::streamoff size = in.tellg();
+    std::streamoff start = std::max<std::streamoff>(0, size - 64 * 1024);
+    in.seekg(start);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::vector<std::string> all;
+    std::istringstream split(text);
+    for (std::string line; std::getline(split, line);) all.push_back(line);
+    std::string tail;
+    for (std::size_t i = all.size() > lines ? all.size() - lines : 0; i < all.size(); ++i) {
+      tail += all[i] + "\n";
+    }
+    return tail.empty() ? "(log is empty)" : tail;
+  }
+
+ private:
+  bool alive_locked() {
+    if (status_) return false;
+    siginfo_t info{};
+    if (::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) != 0 ||
+        info.si_pid != pid_) {
+      return true;
+    }
+    status_ = info.si_code == CLD_EXITED ? (info.si_status & 0xff) << 8
+                                         : (info.si_status | (info.si_code == CLD_DUMPED ? 0x80 : 0));
+    return false;
+  }
+
+  const ProcessSpec spec_;
+  const int pid_;
+  RunState& state_;
+  std::mutex mu_;       // status_, reaped_
+  std::mutex stop_mu_;  // one stop at a time, without blocking signal() during the grace
+  std::optional<int> status_;
+  bool reaped_ = false;
+};
+
+bool connect_within(const std::string& address, std::uint16_t port, milliseconds timeout) {
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  if (::inet_pton(AF_INET, address.c_str(), &addr.sin_addr) != 1) {
+    throw RuntimeError("tcp_connects: '" + address + "' is not an IPv4 address");
+  }
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) throw RuntimeError("socket: " + os::strerror_string(errno));
+  bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+  if (!ok && errno == EINPROGRESS) {
+    pollfd p{fd, POLLOUT, 0};
+    int err = 0;
+    socklen_t len = sizeof err;
+    ok = ::poll(&p, 1, static_cast<int>(timeout.count())) == 1 &&
+         ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err == 0;
+  }
+  ::close(fd);
+  return ok;
+}
+
+}  // namespace
+
+struct Supervisor::Impl {
+  Impl(Runtime& r, RunState& s) : runtime(r), state(s) {}
+  Runtime& runtime;
+  RunState& state;
+  std::mutex mu;
+  std::vector<std::unique_ptr<ProcessImpl>> processes;
+  SpawnThread spawner;  // declared last: destroyed first, after every child is stopped
+};
+
+Supervisor::Supervisor(Runtime& runtime, RunState& state)
+    : impl_(std::make_unique<Impl>(runtime, state)) {}
+
+Supervisor::~Supervisor() { stop_all(milliseconds(2000)); }
+
+Process& Supervisor::spawn(const ProcessSpec& spec) {
+  const Node& node = impl_->runtime.node(spec.node);
+  std::string netns_path = node.netns.empty() ? "" : "/run/netns/" + node.netns;
+  int pid = impl_->spawner.run([&] { return launch_child(spec, netns_path, impl_->state); });
+  std::lock_guard lock(impl_->mu);
+  impl_->processes.push_back(std::make_unique<ProcessImpl>(spec, pid, impl_->state));
+  return *impl_->processes.back();
+}
+
+void Supervisor::wait_ready(Process& p, const std::function<bool()>& ready, milliseconds timeout) {
+  const auto deadline = Clock::now() + timeout;
+  const auto& spec = p.spec();
+  for (;;) {
+    if (!p.alive()) {
+      throw RuntimeError(spec.name + " on node " + spec.node + " " +
+                         describe_status(p.exit_status().value_or(0)) +
+                         " before it was ready; last lines of " + spec.log.string() + ":\n" +
+                         p.log_tail());
+    }
+    if (ready()) return;
+    if (Clock::now() >= deadline) {
+      throw RuntimeError(spec.name + " on node " + spec.node + " was not ready after " +
+                         std::to_string(timeout.count()) + " ms; last lines of " +
+                         spec.log.string() + ":\n" + p.log_tail());
+    }
+    std::this_thread::sleep_for(milliseconds(50));
+  }
+}
+
+bool Supervisor::tcp_connects(std::string_view node, const std::string& address,
+                              std::uint16_t port, milliseconds timeout) const {
+  bool ok = false;
+  impl_->runtime.run_in(node, [&] { ok = connect_within(address, port, timeout); });
+  return ok;
+}
+
+void Supervisor::stop_all(milliseconds grace) {
+  std::vector<ProcessImpl*> running;
+  {
+    std::lock_guard lock(impl_->mu);
+    for (auto& p : impl_->processes) running.push_back(p.get());
+  }
+  for (auto it = running.rbegin(); it != running.rend(); ++it) (*it)->stop(grace);
+}
+
+}  // namespace fencecheck
