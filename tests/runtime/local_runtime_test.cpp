@@ -1,0 +1,75 @@
+#include <set>
+
+#include <gtest/gtest.h>
+
+#include "harness/runtime/run_state.h"
+#include "harness/runtime/runtime.h"
+
+namespace fencecheck {
+namespace {
+
+class LocalRuntimeTest : public ::testing::Test {
+ protected:
+  RunState state_{RunState::new_run_id()};
+  std::unique_ptr<Runtime> runtime_ = make_runtime("local", state_.run_id(), state_);
+};
+
+TEST_F(LocalRuntimeTest, EveryNodeIsLoopback) {
+  runtime_->create({"n1", "n2", "c1"});
+  EXPECT_EQ(runtime_->kind(), "local");
+  ASSERT_EQ(runtime_->nodes().size(), 3u);
+  for (const auto& n : runtime_->nodes()) {
+    EXPECT_EQ(n.address, "127.0.0.1");
+    EXPECT_TRUE(n.netns.empty());
+  }
+  EXPECT_EQ(runtime_->node("n2").name, "n2");
+}
+
+TEST_F(LocalRuntimeTest, PortsAreDistinctPerNodeAndServiceAndStable) {
+  runtime_->create({"n1", "n2"});
+  std::set<std::uint16_t> seen;
+  for (const char* node : {"n1", "n2"}) {
+    for (const char* service : {"redis", "resource", "peer"}) {
+      std::uint16_t p = runtime_->port(node, service, 6379);
+      EXPECT_NE(p, 0);
+      EXPECT_TRUE(seen.insert(p).second) << node << "/" << service << " reused " << p;
+      EXPECT_EQ(runtime_->port(node, service, 6379), p);
+    }
+  }
+}
+
+TEST_F(LocalRuntimeTest, PartitionIsAClearError) {
+  runtime_->create({"n1", "c1"});
+  EXPECT_FALSE(runtime_->supports_partitions());
+  try {
+    runtime_->partition({{"n1"}, {"c1"}});
+    FAIL() << "partition under local did not throw";
+  } catch (const RuntimeError& e) {
+    EXPECT_NE(std::string(e.what()).find("netns runtime"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(LocalRuntimeTest, BadNodeNamesAndUnknownNodesAreErrors) {
+  EXPECT_THROW(runtime_->create({"n1", "n1"}), RuntimeError);
+  EXPECT_THROW(runtime_->create({"N1"}), RuntimeError);
+  EXPECT_THROW(runtime_->create({"hub"}), RuntimeError);
+  EXPECT_THROW(runtime_->create({"a-b"}), RuntimeError);
+  runtime_->create({"n1"});
+  EXPECT_THROW(runtime_->node("n9"), RuntimeError);
+  EXPECT_THROW(runtime_->port("n9", "redis", 1), RuntimeError);
+  EXPECT_THROW(runtime_->run_in("n9", [] {}), RuntimeError);
+}
+
+TEST(MakeRuntimeTest, UnknownKindIsAnError) {
+  RunState state(RunState::new_run_id());
+  try {
+    make_runtime("docker", state.run_id(), state);
+    FAIL() << "no error for an unknown runtime";
+  } catch (const RuntimeError& e) {
+    EXPECT_NE(std::string(e.what()).find("docker"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(default_runtime_kind(), ::geteuid() == 0 ? "netns" : "local");
+}
+
+}  // namespace
+}  // namespace fencecheck

@@ -1,0 +1,186 @@
+// Integration tests of the netns runtime: real namespaces, veths, a bridge and iptables.
+// Need root; skipped otherwise.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "harness/runtime/os_util.h"
+#include "harness/runtime/run_state.h"
+#include "harness/runtime/supervisor.h"
+#include "tests/runtime/test_util.h"
+
+namespace fencecheck {
+namespace {
+
+using namespace std::chrono_literals;
+
+std::vector<std::string> namespaces_of_run(const std::string& run_id) {
+  std::vector<std::string> found;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/run/netns", ec)) {
+    std::string name = e.path().filename().string();
+    if (name.rfind("fc-" + run_id + "-", 0) == 0) found.push_back(name);
+  }
+  return found;
+}
+
+std::size_t host_link_count() {
+  auto out = os::check_command({"ip", "-o", "link", "show"}, "listing host links");
+  return static_cast<std::size_t>(std::count(out.begin(), out.end(), '\n'));
+}
+
+// A listening socket created inside node's namespace; it stays there after the thread ends.
+int listen_in(Runtime& runtime, const std::string& node, std::uint16_t port) {
+  int fd = -1;
+  runtime.run_in(node, [&] {
+    fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int one = 1;
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(port);
+    ::inet_pton(AF_INET, runtime.node(node).address.c_str(), &addr.sin_addr);
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(fd, 16) != 0) {
+      throw RuntimeError("listen failed: " + os::strerror_string(errno));
+    }
+  });
+  return fd;
+}
+
+class NetnsRuntimeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (::geteuid() != 0) GTEST_SKIP() << "the netns runtime needs root (run ctest with sudo)";
+    state_ = std::make_unique<RunState>(RunState::new_run_id());
+    runtime_ = make_runtime("netns", state_->run_id(), *state_);
+  }
+  void TearDown() override {
+    supervisor_.reset();
+    if (runtime_) runtime_->destroy();
+  }
+  Supervisor& supervisor() {
+    if (!supervisor_) supervisor_ = std::make_unique<Supervisor>(*runtime_, *state_);
+    return *supervisor_;
+  }
+
+  std::unique_ptr<RunState> state_;
+  std::unique_ptr<Runtime> runtime_;
+  std::unique_ptr<Supervisor> supervisor_;
+};
+
+TEST_F(NetnsRuntimeTest, NodesGetNamespacesAndDistinctAddressesWithoutTouchingTheHost) {
+  std::size_t host_links = host_link_count();
+  runtime_->create({"n1", "c1"});
+  EXPECT_EQ(runtime_->kind(), "netns");
+  const std::string id = state_->run_id();
+  auto names = namespaces_of_run(id);
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{"fc-" + id + "-c1", "fc-" + id + "-hub", "fc-" + id + "-n1"}));
+  EXPECT_EQ(runtime_->node("n1").netns, "fc-" + id + "-n1");
+  EXPECT_NE(runtime_->node("n1").address, runtime_->node("c1").address);
+  EXPECT_EQ(runtime_->port("n1", "redis", 6379), 6379);
+  EXPECT_EQ(state_->snapshot()["netns"].size(), 3u);
+  EXPECT_EQ(host_link_count(), host_links);
+
+  runtime_->destroy();
+  EXPECT_TRUE(namespaces_of_run(id).empty());
+  EXPECT_TRUE(state_->snapshot()["netns"].empty());
+  runtime_->destroy();  // idempotent
+}
+
+TEST_F(NetnsRuntimeTest, PartitionCutsAndHealRestoresTheLink) {
+  runtime_->create({"n1", "c1", "c2"});
+  const std::string n1 = runtime_->node("n1").address;
+  int listener = listen_in(*runtime_, "n1", 7001);
+  EXPECT_TRUE(supervisor().tcp_connects("c1", n1, 7001, 1000ms));
+  EXPECT_FALSE(supervisor().tcp_connects("c1", n1, 7002, 1000ms));  // nobody listens there
+
+  runtime_->partition({{"n1"}, {"c1"}});
+  EXPECT_FALSE(supervisor().tcp_connects("c1", n1, 7001, 300ms));
+  EXPECT_TRUE(supervisor().tcp_connects("c2", n1, 7001, 1000ms));  // not named: keeps links
+
+  runtime_->partition({{"n1", "c1"}, {"c2"}});  // replaces the earlier partition
+  EXPECT_TRUE(supervisor().tcp_connects("c1", n1, 7001, 1000ms));
+  EXPECT_FALSE(supervisor().tcp_connects("c2", n1, 7001, 300ms));
+
+  runtime_->heal();
+  EXPECT_TRUE(supervisor().tcp_connects("c1", n1, 7001, 1000ms));
+  EXPECT_TRUE(supervisor().tcp_connects("c2", n1, 7001, 1000ms));
+  ::close(listener);
+  EXPECT_THROW(runtime_->partition({{"n1"}, {"n1", "c1"}}), RuntimeError);
+  EXPECT_THROW(runtime_->partition({{"n1"}, {"x9"}}), RuntimeError);
+}
+
+TEST_F(NetnsRuntimeTest, SpawnedServerRunsInItsNodeNamespace) {
+  if (!os::find_executable("redis-server")) GTEST_SKIP() << "redis-server not installed";
+  runtime_->create({"n1", "c1"});
+  testing::TempDir tmp;
+  const std::string n1 = runtime_->node("n1").address;
+  Process& redis = supervisor().spawn(
+      {"n1", "redis-server",
+       {"redis-server", "--port", "7001", "--bind", n1, "--save", "", "--appendonly", "no"},
+       {}, tmp.path() / "nodes/n1/redis-server.log", tmp.path()});
+  supervisor().wait_ready(redis, [&] { return supervisor().tcp_connects("c1", n1, 7001, 200ms); },
+                          5000ms);
+  runtime_->partition({{"n1"}, {"c1"}});
+  EXPECT_FALSE(supervisor().tcp_connects("c1", n1, 7001, 300ms));
+  runtime_->heal();
+  redis.stop(2000ms);
+  EXPECT_FALSE(supervisor().tcp_connects("c1", n1, 7001, 300ms));
+}
+
+TEST_F(NetnsRuntimeTest, TwoRunsAtOnceDoNotCollide) {
+  RunState other_state(RunState::new_run_id());
+  auto other = make_runtime("netns", other_state.run_id(), other_state);
+  runtime_->create({"n1", "c1"});
+  other->create({"n1", "c1"});
+  int a = listen_in(*runtime_, "n1", 7001);
+  int b = listen_in(*other, "n1", 7001);
+  EXPECT_TRUE(supervisor().tcp_connects("c1", runtime_->node("n1").address, 7001, 1000ms));
+  other->partition({{"n1"}, {"c1"}});  // must not affect the first run
+  EXPECT_TRUE(supervisor().tcp_connects("c1", runtime_->node("n1").address, 7001, 1000ms));
+  other->destroy();
+  EXPECT_TRUE(namespaces_of_run(other_state.run_id()).empty());
+  EXPECT_EQ(namespaces_of_run(state_->run_id()).size(), 3u);
+  ::close(a);
+  ::close(b);
+}
+
+TEST_F(NetnsRuntimeTest, CleanRemovesTheNamespacesOfACrashedRun) {
+  std::string id = RunState::new_run_id();
+  pid_t controller = ::fork();
+  if (controller == 0) {
+    auto* state = new RunState(id);
+    make_runtime("netns", id, *state).release()->create({"n1", "c1"});
+    ::_exit(0);  // dies without destroying anything
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(controller, &status, 0), controller);
+  ASSERT_EQ(status, 0);
+  ASSERT_EQ(namespaces_of_run(id).size(), 3u);
+  CleanReport report = clean_runs(id, false);
+  EXPECT_TRUE(report.errors.empty()) << report.errors.front();
+  EXPECT_EQ(report.removed.size(), 4u);  // three namespaces and the state file
+  EXPECT_TRUE(namespaces_of_run(id).empty());
+}
+
+TEST_F(NetnsRuntimeTest, CleanSweepsNamespacesOfARunWithoutStateFile) {
+  std::string id = RunState::new_run_id();
+  os::check_command({"ip", "netns", "add", "fc-" + id + "-n1"}, "test setup");
+  os::check_command({"ip", "netns", "add", "fc-" + id + "-x"}, "test setup");
+  CleanReport report = clean_runs(id, false);
+  EXPECT_TRUE(report.errors.empty());
+  EXPECT_TRUE(namespaces_of_run(id).empty());
+  // Only names matching our exact pattern are touched.
+  os::check_command({"ip", "netns", "add", "fc-" + id + "-Not-Ours"}, "test setup");
+  clean_runs(id, false);
+  EXPECT_EQ(namespaces_of_run(id).size(), 1u);
+  os::check_command({"ip", "netns", "del", "fc-" + id + "-Not-Ours"}, "test cleanup");
+}
+
+}  // namespace
+}  // namespace fencecheck

@@ -1,0 +1,180 @@
+#include "harness/runtime/run_state.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "harness/runtime/os_util.h"
+#include "harness/runtime/runtime.h"
+#include "tests/runtime/test_util.h"
+
+namespace fencecheck {
+namespace {
+
+using testing::TempDir;
+
+nlohmann::json read_state(const std::filesystem::path& file) {
+  return nlohmann::json::parse(testing::read_text(file));
+}
+
+bool contains_line(const std::vector<std::string>& lines, const std::string& part) {
+  for (const auto& l : lines) {
+    if (l.find(part) != std::string::npos) return true;
+  }
+  return false;
+}
+
+// A `sleep 60` leading its own process group, as a crashed run's server would be.
+int spawn_sleeper_group() {
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::setpgid(0, 0);
+    ::execlp("sleep", "sleep", "60", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::setpgid(pid, pid);
+  return pid;
+}
+
+TEST(RunStateTest, NewRunIdsAreSixHexDigitsAndDistinct) {
+  std::string a = RunState::new_run_id(), b = RunState::new_run_id();
+  EXPECT_TRUE(RunState::valid_run_id(a)) << a;
+  EXPECT_NE(a, b);
+  EXPECT_FALSE(RunState::valid_run_id("ABCDEF"));
+  EXPECT_FALSE(RunState::valid_run_id("abc"));
+  EXPECT_THROW(RunState("../etc"), RuntimeError);
+}
+
+TEST(RunStateTest, FileFollowsEveryChangeAndIsRemovedAtTheEnd) {
+  TempDir tmp;
+  std::filesystem::path file;
+  {
+    RunState state(RunState::new_run_id());
+    file = state.file();
+    auto doc = read_state(file);
+    EXPECT_EQ(doc["run_id"], state.run_id());
+    EXPECT_EQ(doc["controller"]["pid"], ::getpid());
+    EXPECT_EQ(doc["controller"]["start_time"], *os::process_start_time(::getpid()));
+
+    state.add_netns("fc-" + state.run_id() + "-n1");
+    state.add_path(tmp.path() / "scratch");
+    int sleeper = spawn_sleeper_group();
+    state.add_process_group(sleeper);
+    doc = read_state(file);
+    EXPECT_EQ(doc, state.snapshot());
+    EXPECT_EQ(doc["netns"], nlohmann::json({"fc-" + state.run_id() + "-n1"}));
+    EXPECT_EQ(doc["paths"][0], (tmp.path() / "scratch").string());
+    EXPECT_EQ(doc["process_groups"][0]["pgid"], sleeper);
+    EXPECT_EQ(doc["process_groups"][0]["start_time"], *os::process_start_time(sleeper));
+
+    state.remove_netns("fc-" + state.run_id() + "-n1");
+    state.remove_path(tmp.path() / "scratch");
+    state.remove_process_group(sleeper);
+    doc = read_state(file);
+    EXPECT_TRUE(doc["netns"].empty());
+    EXPECT_TRUE(doc["paths"].empty());
+    EXPECT_TRUE(doc["process_groups"].empty());
+    ::kill(sleeper, SIGKILL);
+    ::waitpid(sleeper, nullptr, 0);
+    // No temp file of the atomic writes is left beside the state file.
+    for (const auto& e : std::filesystem::directory_iterator(RunState::state_dir())) {
+      EXPECT_EQ(e.path().string().find(file.string() + ".tmp"), std::string::npos);
+    }
+  }
+  EXPECT_FALSE(std::filesystem::exists(file));
+}
+
+TEST(RunStateTest, SecondStateWithTheSameIdIsRefused) {
+  RunState first(RunState::new_run_id());
+  EXPECT_THROW(RunState second(first.run_id()), RuntimeError);
+}
+
+TEST(RunStateTest, DestructorRemovesWhatIsStillRecorded) {
+  TempDir tmp;
+  auto leftover = tmp.path() / "leftover";
+  std::filesystem::create_directories(leftover / "sub");
+  int sleeper = spawn_sleeper_group();
+  {
+    RunState state(RunState::new_run_id());
+    state.add_path(leftover);
+    state.add_process_group(sleeper);
+  }
+  EXPECT_FALSE(std::filesystem::exists(leftover));
+  int status = 0;
+  ASSERT_EQ(::waitpid(sleeper, &status, 0), sleeper);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+}
+
+TEST(CleanRunsTest, RemovesWhatADeadControllerLeft) {
+  TempDir tmp;
+  auto leftover = tmp.path() / "run-dir";
+  std::filesystem::create_directories(leftover);
+  int sleeper = spawn_sleeper_group();
+  std::string id = RunState::new_run_id();
+
+  pid_t controller = ::fork();
+  if (controller == 0) {
+    // The controller records its resources, then dies without cleaning up.
+    auto* state = new RunState(id);
+    state->add_path(leftover);
+    state->add_process_group(sleeper);
+    ::_exit(0);
+  }
+  ASSERT_EQ(::waitpid(controller, nullptr, 0), controller);
+  auto file = RunState::state_dir() / (id + ".json");
+  ASSERT_TRUE(std::filesystem::exists(file));
+  ASSERT_EQ(os::process_state(sleeper), 'S');
+
+  CleanReport report = clean_runs(id, false);
+  EXPECT_TRUE(report.errors.empty()) << report.errors.front();
+  EXPECT_TRUE(contains_line(report.removed, "killed process group " + std::to_string(sleeper)));
+  EXPECT_TRUE(contains_line(report.removed, "removed " + leftover.string()));
+  EXPECT_FALSE(std::filesystem::exists(leftover));
+  EXPECT_FALSE(std::filesystem::exists(file));
+  int status = 0;
+  ASSERT_EQ(::waitpid(sleeper, &status, 0), sleeper);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+
+  EXPECT_TRUE(clean_runs(id, false).removed.empty());  // nothing left the second time
+}
+
+TEST(CleanRunsTest, SkipsALiveControllerUnlessForced) {
+  TempDir tmp;
+  auto dir = tmp.path() / "live";
+  std::filesystem::create_directories(dir);
+  RunState state(RunState::new_run_id());
+  state.add_path(dir);
+
+  CleanReport report = clean_runs(state.run_id(), false);
+  ASSERT_EQ(report.skipped.size(), 1u);
+  EXPECT_NE(report.skipped[0].find(state.run_id()), std::string::npos);
+  EXPECT_TRUE(std::filesystem::exists(dir));
+  EXPECT_TRUE(std::filesystem::exists(state.file()));
+
+  report = clean_runs(state.run_id(), true);
+  EXPECT_TRUE(report.skipped.empty());
+  EXPECT_FALSE(std::filesystem::exists(dir));
+  EXPECT_FALSE(std::filesystem::exists(state.file()));
+}
+
+TEST(CleanRunsTest, RejectsABadRunId) {
+  CleanReport report = clean_runs("not-an-id", false);
+  ASSERT_EQ(report.errors.size(), 1u);
+  EXPECT_NE(report.errors[0].find("not-an-id"), std::string::npos);
+}
+
+TEST(CleanRunsTest, ReportsAnUnreadableStateFile) {
+  std::string id = RunState::new_run_id();
+  auto file = RunState::state_dir() / (id + ".json");
+  std::filesystem::create_directories(RunState::state_dir());
+  { std::ofstream(file) << "{not json"; }
+  CleanReport report = clean_runs(id, false);
+  ASSERT_EQ(report.errors.size(), 1u);
+  EXPECT_NE(report.errors[0].find(file.string()), std::string::npos);
+  std::filesystem::remove(file);
+}
+
+}  // namespace
+}  // namespace fencecheck

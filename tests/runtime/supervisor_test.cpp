@@ -1,0 +1,226 @@
+#include "harness/runtime/supervisor.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "harness/runtime/os_util.h"
+#include "harness/runtime/run_state.h"
+#include "tests/runtime/test_util.h"
+
+namespace fencecheck {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::eventually;
+using testing::read_text;
+
+bool gone(int pid) {
+  char s = os::process_state(pid);
+  return s == '\0' || s == 'Z';
+}
+
+class SupervisorTest : public ::testing::Test {
+ protected:
+  void SetUp() override { runtime_->create({"n1", "c1"}); }
+
+  ProcessSpec shell(const std::string& script, const std::string& name = "sh") {
+    return {"n1", name, {"sh", "-c", script}, {}, tmp_.path() / "nodes/n1" / (name + ".log"), {}};
+  }
+
+  testing::TempDir tmp_;
+  RunState state_{RunState::new_run_id()};
+  std::unique_ptr<Runtime> runtime_ = make_runtime("local", state_.run_id(), state_);
+  Supervisor supervisor_{*runtime_, state_};
+};
+
+TEST_F(SupervisorTest, LogsOutputAndRecordsTheGroupUntilStopped) {
+  ProcessSpec spec = shell("echo hi from $NODE_NAME in $(pwd); sleep 30");
+  spec.env = {{"NODE_NAME", "n1"}};
+  spec.cwd = tmp_.path();
+  Process& p = supervisor_.spawn(spec);
+  EXPECT_TRUE(eventually([&] {
+    return read_text(spec.log).find("hi from n1 in " + tmp_.path().string()) != std::string::npos;
+  })) << read_text(spec.log);
+  EXPECT_TRUE(p.alive());
+  EXPECT_EQ(::getpgid(p.pid()), p.pid());
+  EXPECT_EQ(state_.snapshot()["process_groups"][0]["pgid"], p.pid());
+
+  p.stop(1000ms);
+  EXPECT_FALSE(p.alive());
+  EXPECT_TRUE(gone(p.pid()));
+  ASSERT_TRUE(p.exit_status());
+  EXPECT_TRUE(WIFSIGNALED(*p.exit_status()));
+  EXPECT_TRUE(state_.snapshot()["process_groups"].empty());
+  p.stop(1000ms);  // idempotent
+}
+
+TEST_F(SupervisorTest, LogIsAppendedNotTruncated) {
+  ProcessSpec spec = shell("echo second");
+  std::filesystem::create_directories(spec.log.parent_path());
+  { std::ofstream(spec.log) << "first\n"; }
+  Process& p = supervisor_.spawn(spec);
+  ASSERT_TRUE(eventually([&] { return !p.alive(); }));
+  EXPECT_EQ(read_text(spec.log), "first\nsecond\n");
+  EXPECT_EQ(p.exit_status(), 0);
+}
+
+TEST_F(SupervisorTest, SignalStopsAndContinuesTheProcess) {
+  Process& p = supervisor_.spawn(shell("sleep 30"));
+  ASSERT_TRUE(eventually([&] { return os::process_state(p.pid()) == 'S'; }));
+  p.signal(SIGSTOP);
+  EXPECT_TRUE(eventually([&] { return os::process_state(p.pid()) == 'T'; }));
+  p.signal(SIGCONT);
+  EXPECT_TRUE(eventually([&] { return os::process_state(p.pid()) == 'S'; }));
+}
+
+TEST_F(SupervisorTest, StopKillsTheWholeGroupEvenWhenItIgnoresSigterm) {
+  // The grandchild inherits the ignored SIGTERM, so only the group SIGKILL can end it.
+  ProcessSpec spec = shell("trap '' TERM; sleep 60 & echo grandchild=$!; wait");
+  Process& p = supervisor_.spawn(spec);
+  int grandchild = 0;
+  ASSERT_TRUE(eventually([&] {
+    auto log = read_text(spec.log);
+    auto at = log.find("grandchild=");
+    if (at == std::string::npos || log.find('\n', at) == std::string::npos) return false;
+    grandchild = std::stoi(log.substr(at + 11));
+    return true;
+  }));
+  ASSERT_EQ(::getpgid(grandchild), p.pid());
+  p.signal(SIGSTOP);  // a paused group must be stoppable too
+  p.stop(200ms);
+  EXPECT_TRUE(gone(p.pid()));
+  EXPECT_TRUE(gone(grandchild));
+}
+
+TEST_F(SupervisorTest, MissingBinaryIsAnErrorNamingIt) {
+  ProcessSpec spec = shell("");
+  spec.argv = {"fc-no-such-binary-xyz", "--flag"};
+  try {
+    supervisor_.spawn(spec);
+    FAIL() << "spawn of a missing binary did not throw";
+  } catch (const RuntimeError& e) {
+    EXPECT_NE(std::string(e.what()).find("fc-no-such-binary-xyz"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(state_.snapshot()["process_groups"].empty());
+}
+
+TEST_F(SupervisorTest, ExecFailureComesBackNamingTheBinary) {
+  auto bogus = tmp_.path() / "not-a-program";
+  { std::ofstream(bogus) << "\x7f" "ELF garbage"; }
+  std::filesystem::permissions(bogus, std::filesystem::perms::owner_all);
+  ProcessSpec spec = shell("");
+  spec.argv = {bogus.string()};
+  try {
+    supervisor_.spawn(spec);
+    FAIL() << "exec of a broken binary did not throw";
+  } catch (const RuntimeError& e) {
+    std::string what = e.what();
+    EXPECT_NE(what.find(bogus.string()), std::string::npos) << what;
+    EXPECT_NE(what.find("exec"), std::string::npos) << what;
+  }
+  EXPECT_TRUE(state_.snapshot()["process_groups"].empty());
+}
+
+TEST_F(SupervisorTest, UnknownNodeIsAnError) {
+  ProcessSpec spec = shell("true");
+  spec.node = "n7";
+  EXPECT_THROW(supervisor_.spawn(spec), RuntimeError);
+}
+
+TEST_F(SupervisorTest, WaitReadyQuotesTheLogWhenTheProcessDies) {
+  Process& p = supervisor_.spawn(shell("echo 'FATAL: bad config line 3'; exit 3", "server"));
+  try {
+    supervisor_.wait_ready(p, [] { return false; }, 5000ms);
+    FAIL() << "wait_ready did not throw";
+  } catch (const RuntimeError& e) {
+    std::string what = e.what();
+    EXPECT_NE(what.find("FATAL: bad config line 3"), std::string::npos) << what;
+    EXPECT_NE(what.find("exited with code 3"), std::string::npos) << what;
+  }
+}
+
+TEST_F(SupervisorTest, WaitReadyTimesOut) {
+  Process& p = supervisor_.spawn(shell("echo starting; sleep 30", "slow"));
+  auto start = std::chrono::steady_clock::now();
+  try {
+    supervisor_.wait_ready(p, [] { return false; }, 300ms);
+    FAIL() << "wait_ready did not time out";
+  } catch (const RuntimeError& e) {
+    EXPECT_NE(std::string(e.what()).find("not ready after 300 ms"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("starting"), std::string::npos) << e.what();
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);
+}
+
+TEST_F(SupervisorTest, WaitReadyReturnsOnceReady) {
+  Process& p = supervisor_.spawn(shell("sleep 30"));
+  int polls = 0;
+  supervisor_.wait_ready(p, [&] { return ++polls == 3; }, 5000ms);
+  EXPECT_EQ(polls, 3);
+}
+
+TEST_F(SupervisorTest, TcpConnectsSeesAListener) {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  ASSERT_EQ(::listen(fd, 4), 0);
+  std::uint16_t port = ntohs(addr.sin_port);
+  EXPECT_TRUE(supervisor_.tcp_connects("c1", "127.0.0.1", port, 500ms));
+  ::close(fd);
+  EXPECT_FALSE(supervisor_.tcp_connects("c1", "127.0.0.1", port, 500ms));
+  EXPECT_THROW(supervisor_.tcp_connects("c1", "localhost", port, 500ms), RuntimeError);
+}
+
+TEST_F(SupervisorTest, DestructorStopsEverything) {
+  int pid = 0;
+  {
+    Supervisor inner(*runtime_, state_);
+    pid = inner.spawn(shell("sleep 30")).pid();
+    ASSERT_FALSE(gone(pid));
+  }
+  EXPECT_TRUE(gone(pid));
+}
+
+// If the controller is SIGKILLed, its children die with it (PR_SET_PDEATHSIG).
+TEST(SupervisorDeathTest, ChildrenDieWithTheController) {
+  testing::TempDir tmp;
+  std::string id = RunState::new_run_id();
+  int report[2];
+  ASSERT_EQ(::pipe(report), 0);
+  pid_t controller = ::fork();
+  if (controller == 0) {
+    auto* state = new RunState(id);
+    auto runtime = make_runtime("local", id, *state).release();
+    runtime->create({"n1"});
+    auto* supervisor = new Supervisor(*runtime, *state);
+    int pid = supervisor->spawn({"n1", "sleep", {"sleep", "60"}, {}, tmp.path() / "sleep.log", {}})
+                  .pid();
+    [[maybe_unused]] auto n = ::write(report[1], &pid, sizeof pid);
+    ::pause();
+    ::_exit(0);
+  }
+  ::close(report[1]);
+  int sleeper = 0;
+  ASSERT_EQ(::read(report[0], &sleeper, sizeof sleeper), static_cast<ssize_t>(sizeof sleeper));
+  ::close(report[0]);
+  ASSERT_FALSE(gone(sleeper));
+  ::kill(controller, SIGKILL);
+  ::waitpid(controller, nullptr, 0);
+  EXPECT_TRUE(eventually([&] { return gone(sleeper); }, 2000ms));
+  EXPECT_TRUE(clean_runs(id, false).errors.empty());  // the dead controller's state file
+  EXPECT_FALSE(std::filesystem::exists(RunState::state_dir() / (id + ".json")));
+}
+
+}  // namespace
+}  // namespace fencecheck
