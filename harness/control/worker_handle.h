@@ -1,0 +1,57 @@
+// The controller's handle on one worker process, over the worker's Unix socket.
+//
+// Every call has a deadline enforced on the controller's side by gRPC, so a worker that
+// is frozen (SIGSTOP), dead or wedged never blocks a caller past its deadline.
+// invoke() never throws: a missed deadline or a broken connection is an `info`
+// completion (the op may have happened). setup() and wait_connected() throw RuntimeError.
+// Thread-safe: calls from different threads may overlap.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "checkers/history.h"
+
+namespace fencecheck {
+
+class WorkerHandle {
+ public:
+  explicit WorkerHandle(std::string socket_path);
+  ~WorkerHandle();
+  WorkerHandle(const WorkerHandle&) = delete;
+  WorkerHandle& operator=(const WorkerHandle&) = delete;
+
+  const std::string& socket_path() const { return socket_path_; }
+
+  // Waits until the worker accepts connections on its socket.
+  void wait_connected(std::chrono::milliseconds timeout);
+
+  // Makes the worker's lock client and resource stub. Throws RuntimeError with the
+  // worker's reason (unknown backend, malformed config) or if it does not answer in 10 s.
+  void setup(const std::string& backend, const nlohmann::json& client_config,
+             const std::string& resource_address, const std::string& node);
+
+  struct Completion {
+    OpType type = OpType::kInfo;  // kOk, kFail or kInfo
+    std::string value_json = "null";
+    std::string error;
+  };
+  // f: acquire|release|read|write; value_json: the history's invoke value; ttl: acquire's
+  // lease. Returns within `deadline` (plus scheduling noise).
+  Completion invoke(const std::string& f, const std::string& key, const std::string& value_json,
+                    std::chrono::milliseconds ttl, std::chrono::milliseconds deadline);
+
+  // Asks the worker to exit. True if it acknowledged within timeout; false otherwise (the
+  // caller then stops the process through its Supervisor). Never throws.
+  bool shutdown(std::chrono::milliseconds timeout);
+
+ private:
+  struct Impl;
+  std::string socket_path_;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace fencecheck

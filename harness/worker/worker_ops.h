@@ -1,0 +1,47 @@
+// What a worker does for the controller, apart from the gRPC server around it: Setup
+// makes the backend's LockClient and a stub of the fenced resource; Invoke runs one client
+// operation and turns its outcome into the history's completion (ok / fail / info).
+//
+// Op rules: acquire remembers the grant per key; release gives back the remembered grant
+// of its key (FAIL "not held" when there is none); read and write go to the resource with
+// a deadline. A resource call that timed out or broke after it may have been sent is INFO;
+// one that could not connect at all (nothing sent) is FAIL; a refused write is FAIL with
+// the resource's reason. Bad requests (unknown f, malformed value, Invoke before Setup)
+// are FAIL with an error naming the problem.
+//
+// Thread-safe. LockClient calls are serialized (LockClient is not thread-safe), so an op
+// stuck in the lock client delays the next lock op by at most the backend's command
+// timeout; resource ops run concurrently with lock ops.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "proto/worker.pb.h"
+
+namespace fencecheck {
+
+class WorkerOps {
+ public:
+  explicit WorkerOps(std::string default_node,
+                     std::chrono::milliseconds resource_deadline = std::chrono::seconds(2));
+  ~WorkerOps();
+
+  // Throws std::invalid_argument for an unknown backend or a malformed config; the
+  // previous session (if any) stays in place then.
+  void setup(const proto::SetupRequest& req);
+  proto::InvokeReply invoke(const proto::InvokeRequest& req);
+
+ private:
+  struct Session;
+  std::shared_ptr<Session> session() const;
+
+  const std::string default_node_;
+  const std::chrono::milliseconds resource_deadline_;
+  mutable std::mutex mu_;
+  std::shared_ptr<Session> session_;
+};
+
+}  // namespace fencecheck
