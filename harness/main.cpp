@@ -1,0 +1,24 @@
+// fencecheck: a Jepsen-style safety tester for distributed lock services.
+// Each subcommand lives in its own file and registers itself here, one line each.
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "harness/check_command.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"fencecheck: a safety tester for distributed lock services"};
+  app.set_version_flag("--version", std::string("fencecheck ") + FENCECHECK_VERSION);
+  app.require_subcommand(1);
+  fencecheck::add_check_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::RuntimeError& e) {
+    return e.get_exit_code();  // a subcommand finished; its exit code
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);
+    // --help and --version exit 0; any other usage error is bad input: exit 3.
+    return code == 0 ? 0 : 3;
+  }
+  return 0;
+}
