@@ -6,8 +6,14 @@
 // 127.0.0.1 and services get distinct ports; partitions are unavailable.
 // Every namespace and rule a Runtime makes is recorded in the RunState before it exists,
 // so that `fencecheck clean` can remove it after a crash. The host's own network namespace
-// is never changed. Methods are not thread-safe unless stated; errors throw RuntimeError
+// is never changed (everything is made with `ip -n <our namespace>`). create() and destroy()
+// are not thread-safe; after create() the other methods are. Errors throw RuntimeError
 // with a message that says what failed and what to do.
+//
+// netns details: namespaces `fc-<run_id>-hub` (bridge br0) and `fc-<run_id>-<node>` (eth0,
+// address 10.X.Y.<index+1>/24 with X.Y from the run id); partitions are iptables DROP rules
+// on INPUT in the nodes' namespaces (iptables-nft, else iptables-legacy). create+destroy of
+// 8 nodes takes ~65 ms.
 #pragma once
 
 #include <cstdint>
@@ -38,7 +44,8 @@ class Runtime {
   virtual ~Runtime() = default;
   virtual std::string_view kind() const = 0;  // "netns" or "local"
 
-  // Creates the network and one node per name. Call once.
+  // Creates the network and one node per name (lowercase [a-z][a-z0-9]*, ≤16 chars, not
+  // "hub"), in order: nodes()[i] is node_names[i]. Call once.
   virtual void create(const std::vector<std::string>& node_names) = 0;
   // Throws RuntimeError for an unknown node name.
   virtual const Node& node(std::string_view name) const = 0;
@@ -51,16 +58,19 @@ class Runtime {
                              std::uint16_t preferred) = 0;
 
   // Runs fn on a short-lived thread that has entered the node's network namespace (on
-  // the calling thread under local), and waits for it. Thread-safe. For readiness probes.
+  // the calling thread under local), and waits for it; fn's exceptions propagate. Sockets
+  // fn creates stay in that namespace. Thread-safe. For readiness probes.
   virtual void run_in(std::string_view node, const std::function<void()>& fn) const = 0;
 
   virtual bool supports_partitions() const = 0;
   // Drops every packet between nodes of different groups; nodes not named keep all
-  // links. Replaces any earlier partition. Throws RuntimeError under local.
+  // links. Replaces any earlier partition. Throws RuntimeError under local, for an
+  // unknown node, or for a node named in two groups.
   virtual void partition(const std::vector<std::vector<std::string>>& groups) = 0;
   virtual void heal() = 0;
 
-  // Removes everything create() made. Idempotent; never throws.
+  // Removes everything create() made (also run by the destructor). Stop the processes
+  // running on the nodes first (Supervisor::stop_all). Idempotent; never throws.
   virtual void destroy() noexcept = 0;
 };
 

@@ -4,8 +4,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <sstream>
+
 #include <gtest/gtest.h>
 
+#include "harness/runtime/clean_command.h"
 #include "harness/runtime/os_util.h"
 #include "harness/runtime/runtime.h"
 #include "tests/runtime/test_util.h"
@@ -174,6 +177,25 @@ TEST(CleanRunsTest, ReportsAnUnreadableStateFile) {
   ASSERT_EQ(report.errors.size(), 1u);
   EXPECT_NE(report.errors[0].find(file.string()), std::string::npos);
   std::filesystem::remove(file);
+}
+
+TEST(CleanCommandTest, PrintsRemovalsAndExitsThreeOnErrors) {
+  std::ostringstream out, err;
+  EXPECT_EQ(run_clean("zzzzzz", false, out, err), 3);
+  EXPECT_NE(err.str().find("bad run id 'zzzzzz'"), std::string::npos) << err.str();
+
+  TempDir tmp;
+  std::string id = RunState::new_run_id();
+  pid_t controller = ::fork();
+  if (controller == 0) {
+    (new RunState(id))->add_path(tmp.path());
+    ::_exit(0);
+  }
+  ::waitpid(controller, nullptr, 0);
+  std::ostringstream out2, err2;
+  EXPECT_EQ(run_clean(id, false, out2, err2), 0);
+  EXPECT_NE(out2.str().find("removed " + tmp.path().string()), std::string::npos) << out2.str();
+  EXPECT_EQ(err2.str(), "");
 }
 
 }  // namespace
