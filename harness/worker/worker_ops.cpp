@@ -104,8 +104,14 @@ void WorkerOps::setup(const proto::SetupRequest& req) {
   auto s = std::make_shared<Session>();
   s->node = req.node().empty() ? default_node_ : req.node();
   s->client = backend->make_client(config, s->node);
-  s->resource = proto::Resource::NewStub(
-      grpc::CreateChannel(req.resource_address(), grpc::InsecureChannelCredentials()));
+  grpc::ChannelArguments args;
+  // gRPC's default reconnect backoff grows to two minutes; after a healed partition or a
+  // resumed resource the worker must reach it again within a second.
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+  s->resource = proto::Resource::NewStub(grpc::CreateCustomChannel(
+      req.resource_address(), grpc::InsecureChannelCredentials(), args));
   std::lock_guard<std::mutex> lock(mu_);
   session_ = std::move(s);
 }

@@ -48,7 +48,7 @@ class WorkerService final : public proto::Worker::Service {
   WorkerServer& server_;
 };
 
-// gRPC creates the socket with the process umask; 077 makes it 0600.
+// gRPC creates the socket with the process umask; 0177 makes it 0600.
 class ScopedUmask {
  public:
   explicit ScopedUmask(mode_t mask) : old_(::umask(mask)) {}
@@ -87,7 +87,7 @@ WorkerServer::WorkerServer(const std::string& socket_path, const std::string& no
   builder.AddListeningPort("unix:" + socket_path, grpc::InsecureServerCredentials());
   builder.RegisterService(&impl_->service);
   {
-    ScopedUmask mask(077);
+    ScopedUmask mask(0177);
     impl_->server = builder.BuildAndStart();
   }
   if (!impl_->server) {

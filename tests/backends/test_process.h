@@ -104,6 +104,19 @@ inline std::uint16_t free_port() {
   return ntohs(addr.sin_port);
 }
 
+// True if something accepts TCP connections on 127.0.0.1:port.
+inline bool tcp_port_open(std::uint16_t port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return false;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(port);
+  bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+  ::close(fd);
+  return ok;
+}
+
 // Polls check every 20 ms until it is true or timeout passes.
 template <typename F>
 bool eventually(F check, std::chrono::milliseconds timeout) {

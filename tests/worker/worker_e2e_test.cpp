@@ -1,0 +1,235 @@
+// The client side end to end: WorkerHandle → worker process (Unix socket) → redis-server
+// and the fenced resource process (TCP), all real processes on 127.0.0.1.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "backends/redis/redis_lock_client.h"
+#include "harness/control/worker_handle.h"
+#include "harness/runtime/runtime.h"
+#include "tests/backends/test_process.h"
+
+namespace fencecheck {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::ChildProcess;
+using Completion = WorkerHandle::Completion;
+
+constexpr auto kDeadline = 3000ms;
+
+// A temp dir, a redis-server, a resource service and helpers to start workers.
+class ClientSide : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("fc-worker-test-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::create_directories(dir_);
+    resource_port_ = testing::free_port();
+  }
+  void TearDown() override {
+    workers_.clear();
+    resource_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  void start_resource(const std::string& mode) {
+    resource_ = std::make_unique<ChildProcess>(
+        std::vector<std::string>{FC_SERVICES_BIN, "resource", "--listen",
+                                 "127.0.0.1:" + std::to_string(resource_port_), "--mode", mode,
+                                 "--log", (dir_ / "resource.jsonl").string()},
+        (dir_ / "resource.log").string());
+    ASSERT_TRUE(testing::eventually([&] { return testing::tcp_port_open(resource_port_); }, 10s));
+  }
+  std::string resource_address() const { return "127.0.0.1:" + std::to_string(resource_port_); }
+
+  // Starts worker `node` and returns a set-up handle to it.
+  WorkerHandle& start_worker(const std::string& node) {
+    std::string socket = (dir_ / (node + ".sock")).string();
+    workers_.push_back(std::make_unique<ChildProcess>(
+        std::vector<std::string>{FC_SERVICES_BIN, "worker", "--socket", socket, "--node", node},
+        (dir_ / (node + ".log")).string()));
+    handles_.push_back(std::make_unique<WorkerHandle>(socket));
+    WorkerHandle& h = *handles_.back();
+    h.wait_connected(10s);
+    RedisClientConfig cfg;
+    cfg.host = "127.0.0.1";
+    cfg.port = redis_.port();
+    cfg.command_timeout = 500ms;
+    h.setup("redis", cfg.to_json(), resource_address(), node);
+    return h;
+  }
+  ChildProcess& worker_process(std::size_t i) { return *workers_.at(i); }
+
+  std::vector<nlohmann::json> resource_log() const {
+    std::vector<nlohmann::json> out;
+    std::ifstream in(dir_ / "resource.jsonl");
+    for (std::string line; std::getline(in, line);) out.push_back(nlohmann::json::parse(line));
+    return out;
+  }
+
+  std::filesystem::path dir_;
+  std::uint16_t resource_port_ = 0;
+  testing::RedisProcess redis_;
+  std::unique_ptr<ChildProcess> resource_;
+  std::vector<std::unique_ptr<ChildProcess>> workers_;
+  std::vector<std::unique_ptr<WorkerHandle>> handles_;
+};
+
+void expect_completion(const Completion& c, OpType type, const std::string& value) {
+  EXPECT_EQ(c.type, type) << "error: " << c.error;
+  EXPECT_EQ(c.value_json, value);
+}
+
+TEST_F(ClientSide, AcquireReadWriteRelease) {
+  start_resource("fenced");
+  WorkerHandle& w = start_worker("c1");
+  expect_completion(w.invoke("acquire", "k", "null", 5s, kDeadline), OpType::kOk, R"({"token":1})");
+  expect_completion(w.invoke("read", "k", "null", 0ms, kDeadline), OpType::kOk, "null");
+  const std::string write = R"({"token":1,"value":[7]})";
+  expect_completion(w.invoke("write", "k", write, 0ms, kDeadline), OpType::kOk, write);
+  expect_completion(w.invoke("read", "k", "null", 0ms, kDeadline), OpType::kOk, "[7]");
+  expect_completion(w.invoke("release", "k", R"({"token":1})", 0ms, kDeadline), OpType::kOk,
+                    R"({"token":1})");
+  Completion again = w.invoke("release", "k", R"({"token":1})", 0ms, kDeadline);
+  expect_completion(again, OpType::kFail, R"({"token":1})");
+  EXPECT_EQ(again.error, "not held");
+
+  auto log = resource_log();
+  ASSERT_EQ(log.size(), 3u);
+  EXPECT_EQ(log[1]["op"], "write");
+  EXPECT_EQ(log[1]["token"], 1);
+  EXPECT_EQ(log[1]["client"], "c1");
+  EXPECT_TRUE(log[1]["accepted"].get<bool>());
+}
+
+TEST_F(ClientSide, StaleHolderWriteIsRefusedByTheFencedResource) {
+  start_resource("fenced");
+  WorkerHandle& a = start_worker("c1");
+  WorkerHandle& b = start_worker("c2");
+  expect_completion(a.invoke("acquire", "k", "null", 200ms, kDeadline), OpType::kOk,
+                    R"({"token":1})");
+  std::this_thread::sleep_for(300ms);  // a's lease expires: the article's GC pause
+  expect_completion(b.invoke("acquire", "k", "null", 5s, kDeadline), OpType::kOk,
+                    R"({"token":2})");
+  expect_completion(b.invoke("write", "k", R"({"token":2,"value":[2]})", 0ms, kDeadline),
+                    OpType::kOk, R"({"token":2,"value":[2]})");
+  Completion stale = a.invoke("write", "k", R"({"token":1,"value":[1]})", 0ms, kDeadline);
+  expect_completion(stale, OpType::kFail, R"({"token":1,"value":[1]})");
+  EXPECT_NE(stale.error.find("stale token 1"), std::string::npos) << stale.error;
+  expect_completion(a.invoke("release", "k", R"({"token":1})", 0ms, kDeadline), OpType::kFail,
+                    R"({"token":1})");
+  expect_completion(b.invoke("read", "k", "null", 0ms, kDeadline), OpType::kOk, "[2]");
+  auto log = resource_log();
+  ASSERT_EQ(log.size(), 3u);
+  EXPECT_FALSE(log[1]["accepted"].get<bool>());
+  EXPECT_EQ(log[1]["client"], "c1");
+}
+
+TEST_F(ClientSide, UnfencedResourceAcceptsTheStaleWrite) {
+  start_resource("unfenced");
+  WorkerHandle& a = start_worker("c1");
+  WorkerHandle& b = start_worker("c2");
+  ASSERT_EQ(a.invoke("acquire", "k", "null", 5s, kDeadline).type, OpType::kOk);
+  expect_completion(b.invoke("write", "k", R"({"token":9,"value":[9]})", 0ms, kDeadline),
+                    OpType::kOk, R"({"token":9,"value":[9]})");
+  expect_completion(a.invoke("write", "k", R"({"token":1,"value":[1]})", 0ms, kDeadline),
+                    OpType::kOk, R"({"token":1,"value":[1]})");
+}
+
+TEST_F(ClientSide, FrozenWorkerGivesInfoWithinTheDeadlineAndRecovers) {
+  start_resource("fenced");
+  WorkerHandle& w = start_worker("c1");
+  ASSERT_EQ(w.invoke("read", "k", "null", 0ms, kDeadline).type, OpType::kOk);
+  worker_process(0).signal(SIGSTOP);
+  auto start = std::chrono::steady_clock::now();
+  Completion c = w.invoke("acquire", "k", "null", 5s, 500ms);
+  auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_EQ(c.type, OpType::kInfo);
+  EXPECT_EQ(c.error, "timeout");
+  EXPECT_EQ(c.value_json, "null");
+  EXPECT_LT(took, 500ms + 200ms);
+  Completion w2 = w.invoke("write", "k", R"({"token":null,"value":[1]})", 0ms, 300ms);
+  EXPECT_EQ(w2.type, OpType::kInfo);
+  EXPECT_EQ(w2.value_json, R"({"token":null,"value":[1]})");
+  worker_process(0).signal(SIGCONT);
+  // The acquire sent during the pause ran on resume; the worker serves new ops.
+  EXPECT_EQ(w.invoke("read", "k", "null", 0ms, kDeadline).type, OpType::kOk);
+}
+
+TEST_F(ClientSide, ResourceDownIsFailAndFrozenResourceIsInfo) {
+  WorkerHandle& w = start_worker("c1");  // no resource process yet: nothing listens
+  Completion down = w.invoke("write", "k", R"({"token":1,"value":[1]})", 0ms, kDeadline);
+  EXPECT_EQ(down.type, OpType::kFail) << down.error;
+  start_resource("fenced");
+  ASSERT_TRUE(testing::eventually(
+      [&] { return w.invoke("read", "k", "null", 0ms, kDeadline).type == OpType::kOk; }, 5s));
+  resource_->signal(SIGSTOP);
+  Completion frozen = w.invoke("write", "k", R"({"token":1,"value":[1]})", 0ms, 5s);
+  resource_->signal(SIGCONT);
+  EXPECT_EQ(frozen.type, OpType::kInfo);
+  EXPECT_NE(frozen.error.find("timeout"), std::string::npos) << frozen.error;
+}
+
+TEST_F(ClientSide, BadRequestsAreClearFailures) {
+  start_resource("fenced");
+  WorkerHandle& w = start_worker("c1");
+  Completion unknown = w.invoke("frobnicate", "k", "null", 0ms, kDeadline);
+  EXPECT_EQ(unknown.type, OpType::kFail);
+  EXPECT_NE(unknown.error.find("unknown op \"frobnicate\""), std::string::npos);
+  EXPECT_EQ(w.invoke("write", "k", "{not json", 0ms, kDeadline).type, OpType::kFail);
+  EXPECT_EQ(w.invoke("write", "k", R"({"token":"x","value":[]})", 0ms, kDeadline).type,
+            OpType::kFail);
+  try {
+    w.setup("no-such-backend", nlohmann::json::object(), resource_address(), "c1");
+    FAIL() << "setup with an unknown backend must throw";
+  } catch (const RuntimeError& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown backend \"no-such-backend\""),
+              std::string::npos) << e.what();
+  }
+  // The failed setup left the working session in place.
+  EXPECT_EQ(w.invoke("read", "k", "null", 0ms, kDeadline).type, OpType::kOk);
+}
+
+TEST_F(ClientSide, InvokeBeforeSetupFails) {
+  std::string socket = (dir_ / "raw.sock").string();
+  ChildProcess worker({FC_SERVICES_BIN, "worker", "--socket", socket, "--node", "c9"});
+  WorkerHandle h(socket);
+  h.wait_connected(10s);
+  Completion c = h.invoke("read", "k", "null", 0ms, kDeadline);
+  EXPECT_EQ(c.type, OpType::kFail);
+  EXPECT_NE(c.error.find("not set up"), std::string::npos);
+  struct stat st{};
+  ASSERT_EQ(::stat(socket.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+}
+
+TEST_F(ClientSide, ShutdownAndSigtermExitCleanly) {
+  start_resource("fenced");
+  WorkerHandle& w = start_worker("c1");
+  EXPECT_TRUE(w.shutdown(2s));
+  EXPECT_EQ(worker_process(0).wait_exit(5s), std::optional<int>(0));
+  EXPECT_FALSE(std::filesystem::exists(w.socket_path()));
+  Completion gone = w.invoke("read", "k", "null", 0ms, 500ms);
+  EXPECT_EQ(gone.type, OpType::kInfo);
+  resource_->signal(SIGTERM);
+  EXPECT_EQ(resource_->wait_exit(5s), std::optional<int>(0));
+}
+
+TEST_F(ClientSide, WaitConnectedTimesOutWithoutAWorker) {
+  WorkerHandle h((dir_ / "nobody.sock").string());
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_THROW(h.wait_connected(300ms), RuntimeError);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 1s);
+}
+
+}  // namespace
+}  // namespace fencecheck
