@@ -1,3 +1,6 @@
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <set>
 
 #include <gtest/gtest.h>
@@ -69,6 +72,37 @@ TEST(MakeRuntimeTest, UnknownKindIsAnError) {
     EXPECT_NE(std::string(e.what()).find("docker"), std::string::npos) << e.what();
   }
   EXPECT_EQ(default_runtime_kind(), ::geteuid() == 0 ? "netns" : "local");
+}
+
+TEST(MakeRuntimeTest, NetnsWithoutRootSaysWhatToDo) {
+  RunState state(RunState::new_run_id());
+  if (::geteuid() != 0) {
+    EXPECT_THROW(make_runtime("netns", state.run_id(), state), RuntimeError);
+    return;
+  }
+  // As root, check the message from a child that gave root up.
+  int out[2];
+  ASSERT_EQ(::pipe(out), 0);
+  pid_t child = ::fork();
+  if (child == 0) {
+    std::string message = "no error";
+    if (::setresuid(65534, 65534, 65534) == 0) {
+      try {
+        make_runtime("netns", state.run_id(), state);
+      } catch (const RuntimeError& e) {
+        message = e.what();
+      }
+    }
+    [[maybe_unused]] auto n = ::write(out[1], message.data(), message.size());
+    ::_exit(0);
+  }
+  ::close(out[1]);
+  std::string message(512, '\0');
+  message.resize(static_cast<std::size_t>(std::max<ssize_t>(0, ::read(out[0], message.data(), 512))));
+  ::close(out[0]);
+  ::waitpid(child, nullptr, 0);
+  EXPECT_NE(message.find("needs root"), std::string::npos) << message;
+  EXPECT_NE(message.find("--runtime local"), std::string::npos) << message;
 }
 
 }  // namespace
