@@ -1,0 +1,151 @@
+#include "checkers/linear/op_collector.h"
+
+#include <unordered_map>
+
+#include <nlohmann/json.hpp>
+
+namespace fencecheck::linear {
+
+namespace {
+
+bool is_plain_integer(const std::string& s) {
+  if (s.empty() || s.size() > 18) return false;
+  std::size_t i = s[0] == '-' ? 1 : 0;
+  if (i == s.size() || (s[i] == '0' && s.size() > i + 1)) return false;
+  for (; i < s.size(); ++i) {
+    if (s[i] < '0' || s[i] > '9') return false;
+  }
+  return true;
+}
+
+// The field `name` of a JSON object text, canonical; the whole value when it is no object.
+std::string field_or_whole(const std::string& text, const char* name) {
+  try {
+    auto j = nlohmann::json::parse(text);
+    if (j.is_object()) {
+      auto it = j.find(name);
+      return it == j.end() ? "null" : it->dump();
+    }
+    return j.dump();
+  } catch (const nlohmann::json::exception&) {
+    return text;
+  }
+}
+
+std::optional<OpKind> kind_of(OpFn f) {
+  switch (f) {
+    case OpFn::kAcquire: return OpKind::kAcquire;
+    case OpFn::kRelease: return OpKind::kRelease;
+    case OpFn::kRead: return OpKind::kRead;
+    case OpFn::kWrite: return OpKind::kWrite;
+    case OpFn::kCas: return OpKind::kCas;
+    case OpFn::kNemesis: return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string canonical_json(const std::string& text) {
+  if (text == "null" || is_plain_integer(text)) return text;
+  try {
+    return nlohmann::json::parse(text).dump();
+  } catch (const nlohmann::json::exception&) {
+    return text;
+  }
+}
+
+struct OpCollector::Impl {
+  struct Pending {
+    LinOp op;
+    std::uint32_t key;
+  };
+  std::unordered_map<std::string, std::uint32_t> key_ids;
+  std::vector<Partition> partitions;
+  std::vector<std::unordered_map<std::string, std::int64_t>> value_ids;  // per partition
+  std::unordered_map<std::int64_t, Pending> in_flight;                  // by process
+
+  std::uint32_t key_id(const std::string& key) {
+    auto [it, fresh] = key_ids.emplace(key, static_cast<std::uint32_t>(partitions.size()));
+    if (fresh) {
+      partitions.push_back(Partition{key, {}, {"null"}});
+      value_ids.push_back({{"null", kNullValue}});
+    }
+    return it->second;
+  }
+
+  std::int64_t value_id(std::uint32_t key, std::string canonical) {
+    auto& ids = value_ids[key];
+    auto [it, fresh] = ids.emplace(canonical, static_cast<std::int64_t>(ids.size()));
+    if (fresh) partitions[key].values.push_back(std::move(canonical));
+    return it->second;
+  }
+};
+
+OpCollector::OpCollector() : impl_(std::make_unique<Impl>()) {}
+OpCollector::~OpCollector() = default;
+
+void OpCollector::observe(const Event& e) {
+  if (e.is_nemesis()) return;
+  auto kind = kind_of(e.f);
+  if (!kind) return;
+  Impl& s = *impl_;
+  if (e.type == OpType::kInvoke) {
+    Impl::Pending p{LinOp{}, s.key_id(e.key)};
+    p.op.call = e.time;
+    p.op.process = e.process;
+    p.op.invoke_index = p.op.complete_index = e.index;
+    p.op.kind = *kind;
+    if (*kind == OpKind::kRelease && e.token) p.op.arg = *e.token;
+    if (*kind == OpKind::kWrite) p.op.arg = s.value_id(p.key, field_or_whole(e.value, "value"));
+    if (*kind == OpKind::kCas) {
+      p.op.arg = s.value_id(p.key, field_or_whole(e.value, "expect"));
+      p.op.arg2 = s.value_id(p.key, field_or_whole(e.value, "value"));
+    }
+    s.in_flight[e.process] = p;
+    return;
+  }
+  auto it = s.in_flight.find(e.process);
+  if (it == s.in_flight.end()) return;  // the validator rejects this; stay harmless anyway
+  Impl::Pending p = it->second;
+  s.in_flight.erase(it);
+  if (e.type == OpType::kFail) {
+    ++counts_.fail_dropped;
+    return;
+  }
+  if (e.type == OpType::kInfo && *kind == OpKind::kRead) {
+    ++counts_.info_reads_dropped;
+    return;
+  }
+  p.op.complete_index = e.index;
+  p.op.info = e.type == OpType::kInfo;
+  p.op.ret = p.op.info ? kNever : e.time;
+  if (!p.op.info && *kind == OpKind::kAcquire && e.token) {
+    p.op.arg = *e.token;
+    counts_.tokens = true;
+  }
+  if (!p.op.info && *kind == OpKind::kRead) p.op.arg = s.value_id(p.key, canonical_json(e.value));
+  counts_.lock_ops |= p.op.is_lock_op();
+  counts_.register_ops |= *kind == OpKind::kRead || *kind == OpKind::kWrite;
+  counts_.cas_ops |= *kind == OpKind::kCas;
+  s.partitions[p.key].ops.push_back(p.op);
+}
+
+std::vector<Partition> OpCollector::take_partitions() {
+  Impl& s = *impl_;
+  for (auto& [process, p] : s.in_flight) {
+    if (p.op.kind == OpKind::kRead) continue;
+    p.op.info = true;
+    p.op.ret = kNever;
+    ++counts_.cut_short;
+    counts_.lock_ops |= p.op.is_lock_op();
+    counts_.register_ops |= p.op.kind == OpKind::kWrite;
+    counts_.cas_ops |= p.op.kind == OpKind::kCas;
+    s.partitions[p.key].ops.push_back(p.op);
+  }
+  std::vector<Partition> out = std::move(s.partitions);
+  impl_ = std::make_unique<Impl>();
+  return out;
+}
+
+}  // namespace fencecheck::linear
