@@ -198,5 +198,23 @@ TEST(CleanCommandTest, PrintsRemovalsAndExitsThreeOnErrors) {
   EXPECT_EQ(err2.str(), "");
 }
 
+TEST(CleanCommandTest, SubcommandParsesItsOptions) {
+  CLI::App app;
+  add_clean_command(app);
+  std::vector<std::string> bad = {"clean", "--run", "zzzzzz"};  // CLI11 wants them reversed
+  std::reverse(bad.begin(), bad.end());
+  try {
+    app.parse(bad);
+    FAIL() << "a bad run id did not fail the command";
+  } catch (const CLI::RuntimeError& e) {
+    EXPECT_EQ(e.get_exit_code(), 3);
+  }
+  CLI::App app2;
+  add_clean_command(app2);
+  std::vector<std::string> good = {"clean", "--force", "--run", RunState::new_run_id()};
+  std::reverse(good.begin(), good.end());
+  EXPECT_NO_THROW(app2.parse(good));
+}
+
 }  // namespace
 }  // namespace fencecheck
