@@ -54,13 +54,17 @@ void RedisServer::start(Runtime& runtime, Supervisor& supervisor,
   address_ = node.address;
   port_ = runtime.port(node_, "redis", 6379);
   std::filesystem::path dir = nodes_dir / node_;
-  std::filesystem::create_directories(dir);
   std::filesystem::path conf_path = dir / "redis.conf";
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
   {
     std::ofstream conf(conf_path, std::ios::trunc);
     conf << redis_config_text(address_, port_, std::filesystem::absolute(dir),
                               options_.persistence);
-    if (!conf) throw RuntimeError("cannot write " + conf_path.string());
+    if (ec || !conf) {
+      throw RuntimeError("redis: cannot write " + conf_path.string() +
+                         (ec ? ": " + ec.message() : std::string()));
+    }
   }
   ProcessSpec spec;
   spec.node = node_;
