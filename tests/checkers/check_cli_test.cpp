@@ -1,0 +1,108 @@
+// Runs the real `fencecheck` binary: exit codes and output of `fencecheck check`.
+#include <sys/wait.h>
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "tests/checkers/history_builder.h"
+
+namespace fencecheck::testing {
+namespace {
+
+struct Run {
+  int code;
+  std::string out;  // stdout and stderr
+};
+
+Run fencecheck(const std::string& args) {
+  std::string cmd = std::string(FENCECHECK_BIN) + " " + args + " 2>&1";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  Run r{-1, ""};
+  char buf[4096];
+  while (std::size_t n = std::fread(buf, 1, sizeof buf, p)) r.out.append(buf, n);
+  int status = ::pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+const std::string kExample = std::string(FENCECHECK_SOURCE_DIR) + "/tests/data/example-run";
+
+TEST(CheckCli, ExampleRunIsInvalidWithExit1) {
+  HistoryBuilder tmp;
+  auto r = fencecheck("check " + kExample + " --out " + tmp.dir() + "/results.json");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("exclusion     invalid"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("process 1 (c1) held l0 from 0.102 s to 2.110 s while process 2 (c2) acquired it at 1.152 s"),
+            std::string::npos)
+      << r.out;
+  auto results = nlohmann::json::parse(std::ifstream(tmp.dir() + "/results.json"));
+  EXPECT_EQ(results["valid"], false);
+  EXPECT_EQ(results["checkers"]["tokens"]["valid"], true);
+  EXPECT_EQ(results["checkers"]["resource"]["count"], 2);
+}
+
+TEST(CheckCli, ValidRunDirectoryExits0AndWritesResultsThere) {
+  HistoryBuilder h;
+  h.acquire(1, "l0", 0, 1, 1).release(1, "l0", 2, 3, 1);
+  h.history_path();
+  auto r = fencecheck("check " + h.dir());
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_TRUE(std::filesystem::exists(h.dir() + "/results.json"));
+}
+
+TEST(CheckCli, JsonPrintsResults) {
+  HistoryBuilder h;
+  h.acquire(1, "l0", 0, 1).acquire(2, "l0", 2, 3).nemesis("pause", 4);
+  auto r = fencecheck("check " + h.history_path() + " --json --checkers exclusion");
+  EXPECT_EQ(r.code, 1);
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["checkers"]["exclusion"]["count"], 1);
+  EXPECT_FALSE(j["checkers"].contains("tokens"));
+}
+
+TEST(CheckCli, UnknownCheckerIsExit3WithValidNames) {
+  HistoryBuilder h;
+  h.acquire(1, "l0", 0, 1);
+  auto r = fencecheck("check " + h.history_path() + " --checkers exclusion,bogus");
+  EXPECT_EQ(r.code, 3);
+  EXPECT_NE(r.out.find("unknown checker \"bogus\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("exclusion, tokens, resource"), std::string::npos) << r.out;
+}
+
+TEST(CheckCli, MalformedHistoryIsExit3WithFileLineField) {
+  HistoryBuilder h;
+  h.acquire(1, "l0", 0, 1).raw(R"({"index":2,"time":"x","process":1,"type":"invoke","f":"read","key":"k"})");
+  auto r = fencecheck("check " + h.history_path());
+  EXPECT_EQ(r.code, 3);
+  EXPECT_NE(r.out.find("history.jsonl:3: field 'time': must be an integer"), std::string::npos) << r.out;
+}
+
+TEST(CheckCli, MissingPathAndUsageErrorsAreExit3) {
+  EXPECT_EQ(fencecheck("check /nonexistent/run").code, 3);
+  EXPECT_EQ(fencecheck("check").code, 3);
+  EXPECT_EQ(fencecheck("bogus-command").code, 3);
+}
+
+TEST(CheckCli, HelpAndVersion) {
+  auto help = fencecheck("check --help");
+  EXPECT_EQ(help.code, 0);
+  EXPECT_NE(help.out.find("--checkers"), std::string::npos);
+  auto v = fencecheck("--version");
+  EXPECT_EQ(v.code, 0);
+  EXPECT_NE(v.out.find("fencecheck "), std::string::npos);
+}
+
+TEST(CheckCli, ResultsFileIsNotWrittenOnBadInput) {
+  HistoryBuilder h;
+  h.raw("not json");
+  h.history_path();
+  auto r = fencecheck("check " + h.dir());
+  EXPECT_EQ(r.code, 3);
+  EXPECT_FALSE(std::filesystem::exists(h.dir() + "/results.json"));
+}
+
+}  // namespace
+}  // namespace fencecheck::testing

@@ -1,0 +1,120 @@
+#include <gtest/gtest.h>
+
+#include "tests/checkers/history_builder.h"
+
+namespace fencecheck::testing {
+namespace {
+
+TEST(Resource, SkippedWithNothingToJudge) {
+  HistoryBuilder h;
+  h.acquire(1, "l0", 0, 1).release(1, "l0", 2, 3);
+  EXPECT_EQ(h.result("resource").verdict, Verdict::kSkipped);
+}
+
+TEST(Resource, IncreasingAndEqualTokensAreFine) {
+  HistoryBuilder h;
+  h.acquire(1, "l0", 0, 1);
+  h.resource("k0", "write", 1, true).resource("k0", "write", 1, true).resource("k0", "write", 2, true);
+  h.resource("k0", "read", nullptr, true).resource("k1", "write", 1, true);
+  auto r = h.result("resource");
+  EXPECT_EQ(r.verdict, Verdict::kValid) << r.summary;
+}
+
+TEST(Resource, StaleAcceptedWriteIsAViolation) {
+  HistoryBuilder h;
+  h.acquire(1, "l0", 0, 1);
+  h.resource("k0", "write", 34, true, json::array({1}), "c2");
+  h.resource("k0", "write", 33, true, json::array({2}), "c1");
+  auto r = h.result("resource");
+  ASSERT_EQ(r.verdict, Verdict::kInvalid);
+  EXPECT_EQ(r.violations[0]["kind"], "stale-access");
+  EXPECT_EQ(r.violations[0]["token"], 33);
+  EXPECT_EQ(r.violations[0]["highest_token"], 34);
+  EXPECT_EQ(r.violations[0]["seq"], 1);
+  EXPECT_NE(r.summary.find("with token 33 from c1"), std::string::npos) << r.summary;
+}
+
+TEST(Resource, RejectedEntriesNeverRaiseTheHighestToken) {
+  HistoryBuilder h;
+  h.acquire(1, "l0", 0, 1);
+  h.resource("k0", "write", 5, true).resource("k0", "write", 99, false).resource("k0", "write", 6, true);
+  EXPECT_EQ(h.result("resource").verdict, Verdict::kValid);
+  HistoryBuilder stale_rejected;  // a refused stale write is the fence working, not a violation
+  stale_rejected.acquire(1, "l0", 0, 1);
+  stale_rejected.resource("k0", "write", 5, true).resource("k0", "write", 4, false);
+  EXPECT_EQ(stale_rejected.result("resource").verdict, Verdict::kValid);
+}
+
+TEST(Resource, StaleAcceptedReadIsAViolation) {
+  HistoryBuilder h;
+  h.acquire(1, "l0", 0, 1);
+  h.resource("k0", "write", 5, true).resource("k0", "read", 4, true);
+  EXPECT_EQ(h.result("resource").verdict, Verdict::kInvalid);
+}
+
+TEST(Resource, EveryOkWriteInTheFinalReadIsValid) {
+  HistoryBuilder h;
+  h.write(1, "k0", {1}, "ok", 0, 1).write(2, "k0", {1, 2}, "ok", 2, 3);
+  h.read(3, "k0", {1, 2}, 10, 11);
+  auto r = h.result("resource");
+  EXPECT_EQ(r.verdict, Verdict::kValid) << r.summary;
+  EXPECT_EQ(r.stats["writes_judged"], 2);
+}
+
+TEST(Resource, LostUpdateIsAViolation) {
+  HistoryBuilder h;  // two writers read [] and both write; the second overwrites the first
+  h.write(1, "k0", {"a"}, "ok", 0, 1).write(2, "k0", {"b"}, "ok", 2, 3);
+  h.read(3, "k0", {"b"}, 10, 11);
+  auto r = h.result("resource");
+  ASSERT_EQ(r.verdict, Verdict::kInvalid);
+  EXPECT_EQ(r.count, 1u);
+  EXPECT_EQ(r.violations[0]["kind"], "lost-update");
+  EXPECT_EQ(r.violations[0]["element"], "a");
+  EXPECT_EQ(r.violations[0]["write"]["process"], 1);
+}
+
+TEST(Resource, FinalReadIsTheLastOkRead) {
+  HistoryBuilder h;  // an early read contains the element, the final one lost it
+  h.write(1, "k0", {1}, "ok", 0, 1).read(2, "k0", {1}, 2, 3).write(3, "k0", {2}, "ok", 4, 5);
+  h.read(2, "k0", {2}, 6, 7);
+  EXPECT_EQ(h.result("resource").verdict, Verdict::kInvalid);
+}
+
+TEST(Resource, FailedWriteVisibleIsAViolationInfoWriteIsNot) {
+  HistoryBuilder h;
+  h.write(1, "k0", {1}, "fail", 0, 1).write(2, "k0", {2}, "info", 2, 3);
+  h.read(3, "k0", {2}, 10, 11);
+  EXPECT_EQ(h.result("resource").verdict, Verdict::kValid);
+  HistoryBuilder bad;
+  bad.write(1, "k0", {1}, "fail", 0, 1).read(3, "k0", {1}, 10, 11);
+  auto r = bad.result("resource");
+  ASSERT_EQ(r.verdict, Verdict::kInvalid);
+  EXPECT_EQ(r.violations[0]["kind"], "failed-write-visible");
+}
+
+TEST(Resource, NullFinalReadMeansEveryWriteWasLost) {
+  HistoryBuilder h;
+  h.write(1, "k0", {1}, "ok", 0, 1).read(2, "k0", nullptr, 5, 6);
+  EXPECT_EQ(h.result("resource").verdict, Verdict::kInvalid);
+}
+
+TEST(Resource, WritesCompletingAfterTheFinalReadBeganAreNotJudged) {
+  HistoryBuilder h;
+  h.op(1, "invoke", "write", "k0", {{"token", nullptr}, {"value", {1}}}, 0);
+  h.read(2, "k0", json::array(), 1, 2);
+  h.op(1, "ok", "write", "k0", {{"token", nullptr}, {"value", {1}}}, 3);
+  auto r = h.result("resource");
+  EXPECT_EQ(r.verdict, Verdict::kValid);
+  EXPECT_EQ(r.stats["writes_after_final_read"], 1);
+}
+
+TEST(Resource, ElementsCompareAsCanonicalJson) {
+  HistoryBuilder h;  // the history writes {"b":1,"a":2}; the read shows it minified
+  h.write(1, "k0", json::array({json{{"id", 7}}}), "ok", 0, 1);
+  h.raw(R"({"index":2,"time":5000000,"process":2,"type":"invoke","f":"read","key":"k0","value":null})");
+  h.raw(R"({"index":3,"time":6000000,"process":2,"type":"ok","f":"read","key":"k0","value":[ { "id" : 7 } ]})");
+  EXPECT_EQ(h.result("resource").verdict, Verdict::kValid);
+}
+
+}  // namespace
+}  // namespace fencecheck::testing
