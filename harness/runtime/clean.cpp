@@ -112,6 +112,18 @@ void sweep_unrecorded_namespaces(const std::string& run_id, const std::set<std::
   }
 }
 
+// "<id>.json.tmp.<pid>": a state write interrupted by its writer's death.
+void remove_abandoned_temp_file(const fs::path& file, const std::string& run_id,
+                                CleanReport& report) {
+  static const std::regex temp("^([0-9a-f]{6})\\.json\\.tmp\\.([0-9]+)$");
+  std::smatch m;
+  std::string name = file.filename().string();
+  if (!std::regex_match(name, m, temp) || (!run_id.empty() && m[1] != run_id)) return;
+  if (os::process_is(std::stoi(m[2]), std::nullopt)) return;  // still being written
+  std::error_code ec;
+  if (fs::remove(file, ec)) report.removed.push_back("removed " + file.string());
+}
+
 void clean_one(const fs::path& file, bool force, CleanReport& report) {
   nlohmann::json doc;
   try {
@@ -153,7 +165,10 @@ CleanReport clean_runs(const std::string& run_id, bool force) {
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(RunState::state_dir(), ec)) {
     const fs::path& file = entry.path();
-    if (file.extension() != ".json") continue;
+    if (file.extension() != ".json") {
+      remove_abandoned_temp_file(file, run_id, report);
+      continue;
+    }
     std::string id = file.stem().string();
     if (!run_id.empty() && id != run_id) continue;
     known.insert(id);

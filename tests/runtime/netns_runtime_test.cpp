@@ -1,6 +1,7 @@
 // Integration tests of the netns runtime: real namespaces, veths, a bridge and iptables.
 // Need root; skipped otherwise.
 #include <arpa/inet.h>
+#include <signal.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -166,6 +167,54 @@ TEST_F(NetnsRuntimeTest, CleanRemovesTheNamespacesOfACrashedRun) {
   EXPECT_TRUE(report.errors.empty()) << report.errors.front();
   EXPECT_EQ(report.removed.size(), 4u);  // three namespaces and the state file
   EXPECT_TRUE(namespaces_of_run(id).empty());
+}
+
+// The crash scenario: the controller is SIGKILLed mid-run with a server running on
+// a node; its direct child dies by PDEATHSIG, and `clean` removes the rest.
+TEST_F(NetnsRuntimeTest, CleanAfterControllerSigkillLeavesNothing) {
+  testing::TempDir tmp;
+  const auto run_dir = tmp.path() / "run";
+  std::filesystem::create_directories(run_dir);
+  std::string id = RunState::new_run_id();
+  int report[2];
+  ASSERT_EQ(::pipe(report), 0);
+  pid_t controller = ::fork();
+  if (controller == 0) {
+    auto* state = new RunState(id);
+    state->add_path(run_dir);
+    auto* runtime = make_runtime("netns", id, *state).release();
+    runtime->create({"n1", "c1"});
+    auto* supervisor = new Supervisor(*runtime, *state);
+    // A grandchild does not inherit PDEATHSIG: only clean can end it.
+    ProcessSpec spec{"n1", "server", {"sh", "-c", "sleep 60 & echo $! > " + (run_dir / "gc").string() + "; wait"},
+                     {}, run_dir / "nodes/n1/server.log", {}};
+    int pids[2] = {supervisor->spawn(spec).pid(), 0};
+    testing::eventually([&] { return std::filesystem::file_size(run_dir / "gc") > 0; });
+    pids[1] = std::stoi(testing::read_text(run_dir / "gc"));
+    [[maybe_unused]] auto n = ::write(report[1], pids, sizeof pids);
+    ::pause();
+  }
+  ::close(report[1]);
+  int pids[2] = {0, 0};
+  ASSERT_EQ(::read(report[0], pids, sizeof pids), static_cast<ssize_t>(sizeof pids));
+  ::close(report[0]);
+  ASSERT_GT(pids[1], 0);
+  ::kill(controller, SIGKILL);
+  ::waitpid(controller, nullptr, 0);
+  auto gone = [](int pid) {
+    char s = os::process_state(pid);
+    return s == '\0' || s == 'Z';
+  };
+  EXPECT_TRUE(testing::eventually([&] { return gone(pids[0]); }));  // PDEATHSIG
+  EXPECT_FALSE(gone(pids[1]));
+  EXPECT_EQ(namespaces_of_run(id).size(), 3u);
+
+  CleanReport report_lines = clean_runs(id, false);
+  EXPECT_TRUE(report_lines.errors.empty()) << report_lines.errors.front();
+  EXPECT_TRUE(gone(pids[1]));
+  EXPECT_TRUE(namespaces_of_run(id).empty());
+  EXPECT_FALSE(std::filesystem::exists(run_dir));
+  EXPECT_FALSE(std::filesystem::exists(RunState::state_dir() / (id + ".json")));
 }
 
 TEST_F(NetnsRuntimeTest, CleanSweepsNamespacesOfARunWithoutStateFile) {

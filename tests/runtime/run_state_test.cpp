@@ -162,6 +162,22 @@ TEST(CleanRunsTest, SkipsALiveControllerUnlessForced) {
   EXPECT_FALSE(std::filesystem::exists(state.file()));
 }
 
+TEST(CleanRunsTest, RemovesTempFilesOfDeadWritersOnly) {
+  std::string id = RunState::new_run_id();
+  pid_t dead = ::fork();
+  if (dead == 0) ::_exit(0);
+  ::waitpid(dead, nullptr, 0);
+  std::filesystem::create_directories(RunState::state_dir());
+  auto abandoned = RunState::state_dir() / (id + ".json.tmp." + std::to_string(dead));
+  auto in_progress = RunState::state_dir() / (id + ".json.tmp." + std::to_string(::getpid()));
+  { std::ofstream(abandoned) << "{"; }
+  { std::ofstream(in_progress) << "{"; }
+  clean_runs(id, false);
+  EXPECT_FALSE(std::filesystem::exists(abandoned));
+  EXPECT_TRUE(std::filesystem::exists(in_progress));
+  std::filesystem::remove(in_progress);
+}
+
 TEST(CleanRunsTest, RejectsABadRunId) {
   CleanReport report = clean_runs("not-an-id", false);
   ASSERT_EQ(report.errors.size(), 1u);
