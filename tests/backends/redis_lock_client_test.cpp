@@ -87,11 +87,11 @@ TEST_F(RedisLockClientTest, ExpiredLeaseCanBeTakenWithAHigherToken) {
 TEST_F(RedisLockClientTest, PausedServerGivesUnknownWithinCommandTimeout) {
   RedisLockClient a(config(300ms), "c1");
   ASSERT_EQ(a.acquire("warm", 10s).outcome, Outcome::kOk);  // connection established
-  redis_.process().signal(SIGSTOP);
+  redis_.process().pause();
   auto start = std::chrono::steady_clock::now();
   LockResult r = a.acquire("k", 10s);
   auto took = std::chrono::steady_clock::now() - start;
-  redis_.process().signal(SIGCONT);
+  redis_.process().resume();
   EXPECT_EQ(r.outcome, Outcome::kUnknown) << r.error;
   EXPECT_NE(r.error.find("timeout"), std::string::npos) << r.error;
   EXPECT_LT(took, 300ms + 200ms);

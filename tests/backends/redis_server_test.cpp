@@ -13,6 +13,7 @@
 #include "backends/registry.h"
 #include "harness/runtime/run_state.h"
 #include "harness/runtime/supervisor.h"
+#include "tests/backends/test_process.h"
 
 namespace fencecheck {
 namespace {
@@ -70,7 +71,7 @@ TEST_P(RedisServerTest, StartsServesLocksPausesAndStops) {
 
   ASSERT_EQ(server->processes().size(), 1u);
   Process* redis = server->processes()[0];
-  redis->signal(SIGSTOP);
+  testing::pause_group(redis->pid());
   LockResult paused = from_c1([&] { return client->acquire("k2", 5s); });
   redis->signal(SIGCONT);
   EXPECT_EQ(paused.outcome, Outcome::kUnknown) << paused.error;

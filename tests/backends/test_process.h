@@ -17,6 +17,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <fstream>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -26,6 +27,34 @@
 #include "backends/redis/redis_connection.h"
 
 namespace fencecheck::testing {
+
+// True once every thread of pid is stopped (SIGSTOP has fully taken effect).
+inline bool all_threads_stopped(pid_t pid) {
+  std::error_code ec;
+  std::filesystem::path tasks = "/proc/" + std::to_string(pid) + "/task";
+  bool any = false;
+  for (const auto& t : std::filesystem::directory_iterator(tasks, ec)) {
+    std::ifstream stat(t.path() / "stat");
+    std::string line;
+    std::getline(stat, line);
+    std::size_t close = line.rfind(')');
+    if (close == std::string::npos || close + 2 >= line.size()) return false;
+    char state = line[close + 2];
+    if (state != 'T' && state != 't') return false;
+    any = true;
+  }
+  return any;
+}
+
+// Sends SIGSTOP to pid's group and waits until every thread of pid has stopped.
+inline void pause_group(pid_t pid) {
+  ::kill(-pid, SIGSTOP);
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (!all_threads_stopped(pid)) {
+    if (std::chrono::steady_clock::now() > until) throw std::runtime_error("SIGSTOP did not take");
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
 
 class ChildProcess {
  public:
@@ -59,6 +88,13 @@ class ChildProcess {
   void signal(int sig) const {
     if (!reaped_) ::kill(-pid_, sig);
   }
+  // SIGSTOP is asynchronous: until every thread has stopped, a busy process may still
+  // serve a request. Sends SIGSTOP and waits until all threads show state T.
+  void pause() {
+    if (!reaped_) pause_group(pid_);
+  }
+  void resume() { signal(SIGCONT); }
+
   // The exit code if it exits within timeout; nullopt otherwise (still running).
   std::optional<int> wait_exit(std::chrono::milliseconds timeout) {
     auto until = std::chrono::steady_clock::now() + timeout;

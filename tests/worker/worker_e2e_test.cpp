@@ -149,7 +149,7 @@ TEST_F(ClientSide, FrozenWorkerGivesInfoWithinTheDeadlineAndRecovers) {
   start_resource("fenced");
   WorkerHandle& w = start_worker("c1");
   ASSERT_EQ(w.invoke("read", "k", "null", 0ms, kDeadline).type, OpType::kOk);
-  worker_process(0).signal(SIGSTOP);
+  worker_process(0).pause();
   auto start = std::chrono::steady_clock::now();
   Completion c = w.invoke("acquire", "k", "null", 5s, 500ms);
   auto took = std::chrono::steady_clock::now() - start;
@@ -160,7 +160,7 @@ TEST_F(ClientSide, FrozenWorkerGivesInfoWithinTheDeadlineAndRecovers) {
   Completion w2 = w.invoke("write", "k", R"({"token":null,"value":[1]})", 0ms, 300ms);
   EXPECT_EQ(w2.type, OpType::kInfo);
   EXPECT_EQ(w2.value_json, R"({"token":null,"value":[1]})");
-  worker_process(0).signal(SIGCONT);
+  worker_process(0).resume();
   // The acquire sent during the pause ran on resume; the worker serves new ops.
   EXPECT_EQ(w.invoke("read", "k", "null", 0ms, kDeadline).type, OpType::kOk);
 }
@@ -172,9 +172,9 @@ TEST_F(ClientSide, ResourceDownIsFailAndFrozenResourceIsInfo) {
   start_resource("fenced");
   ASSERT_TRUE(testing::eventually(
       [&] { return w.invoke("read", "k", "null", 0ms, kDeadline).type == OpType::kOk; }, 5s));
-  resource_->signal(SIGSTOP);
+  resource_->pause();
   Completion frozen = w.invoke("write", "k", R"({"token":1,"value":[1]})", 0ms, 5s);
-  resource_->signal(SIGCONT);
+  resource_->resume();
   EXPECT_EQ(frozen.type, OpType::kInfo);
   EXPECT_NE(frozen.error.find("timeout"), std::string::npos) << frozen.error;
 }
