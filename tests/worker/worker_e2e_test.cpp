@@ -165,6 +165,25 @@ TEST_F(ClientSide, FrozenWorkerGivesInfoWithinTheDeadlineAndRecovers) {
   EXPECT_EQ(w.invoke("read", "k", "null", 0ms, kDeadline).type, OpType::kOk);
 }
 
+TEST_F(ClientSide, NewInvokeIsServedWhileAnOlderOneIsStuck) {
+  start_resource("fenced");
+  WorkerHandle& w = start_worker("c1");  // redis command timeout 500 ms
+  ASSERT_EQ(w.invoke("read", "k", "null", 0ms, kDeadline).type, OpType::kOk);
+  redis_.process().pause();
+  Completion stuck = w.invoke("acquire", "k", "null", 5s, 100ms);
+  EXPECT_EQ(stuck.type, OpType::kInfo);
+  // The acquire is still waiting on redis inside the worker; a read must not queue behind it.
+  auto start = std::chrono::steady_clock::now();
+  Completion read = w.invoke("read", "k", "null", 0ms, kDeadline);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 300ms);
+  EXPECT_EQ(read.type, OpType::kOk) << read.error;
+  // A lock op waits for the stuck one, which ends at redis's command timeout: unknown.
+  Completion second = w.invoke("acquire", "j", "null", 5s, kDeadline);
+  redis_.process().resume();
+  EXPECT_EQ(second.type, OpType::kInfo) << second.error;
+  EXPECT_EQ(w.invoke("acquire", "j2", "null", 5s, kDeadline).type, OpType::kOk);
+}
+
 TEST_F(ClientSide, ResourceDownIsFailAndFrozenResourceIsInfo) {
   WorkerHandle& w = start_worker("c1");  // no resource process yet: nothing listens
   Completion down = w.invoke("write", "k", R"({"token":1,"value":[1]})", 0ms, kDeadline);
