@@ -130,9 +130,8 @@ int launch_child(const ProcessSpec& spec, const std::string& netns_path, RunStat
   if (spec.log.empty()) throw RuntimeError(what + ": no log file given");
   auto exe = os::find_executable(spec.argv[0]);
   if (!exe) {
-    throw RuntimeError(what + ": `" + spec.argv[0] +
-                       "` is not installed or not in PATH (install its Debian package; see "
-                       "scripts/setup.sh)");
+    throw RuntimeError(what + ": `" + spec.argv[0] + "` is not installed or not in PATH (" +
+                       os::install_hint(spec.argv[0]) + ")");
   }
   std::error_code ec;
   std::filesystem::create_directories(spec.log.parent_path(), ec);

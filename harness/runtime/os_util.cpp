@@ -13,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "harness/runtime/runtime.h"
@@ -83,6 +84,18 @@ std::string quote_argv(const std::vector<std::string>& argv) {
 
 std::string strerror_string(int err) { return std::strerror(err); }
 
+std::string install_hint(const std::string& program) {
+  static const std::map<std::string, std::string> packages = {
+      {"ip", "iproute2"},          {"iptables-nft", "iptables"},
+      {"iptables-legacy", "iptables"}, {"redis-server", "redis-server"},
+      {"etcd", "etcd-server"},     {"zkServer.sh", "zookeeper"},
+      {"postgres", "postgresql"},  {"initdb", "postgresql"}};
+  auto it = packages.find(std::filesystem::path(program).filename().string());
+  std::string package = it == packages.end() ? "the Debian package that provides it"
+                                             : "the Debian package " + it->second;
+  return "install " + package + ", e.g. with scripts/setup.sh";
+}
+
 std::optional<std::uint64_t> process_start_time(int pid) {
   auto fields = stat_fields_after_comm(pid);
   // Field 22 overall is index 19 after the pid and command name.
@@ -135,7 +148,10 @@ std::optional<std::string> find_executable(const std::string& name) {
     return executable(name) ? std::optional(name) : std::nullopt;
   }
   const char* path = std::getenv("PATH");
-  std::istringstream dirs(path ? path : "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin");
+  // The sbin directories come last: non-root shells often lack them, and `ip` and
+  // `iptables` live there.
+  std::istringstream dirs(std::string(path ? path : "/usr/local/bin:/usr/bin:/bin") +
+                          ":/usr/sbin:/sbin");
   for (std::string dir; std::getline(dirs, dir, ':');) {
     std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
     if (executable(candidate)) return candidate;
@@ -151,15 +167,16 @@ CommandResult run_command(const std::vector<std::string>& argv, const std::strin
   posix_spawn_file_actions_adddup2(&actions, in.fd[0], 0);
   posix_spawn_file_actions_adddup2(&actions, out.fd[1], 1);
   posix_spawn_file_actions_adddup2(&actions, out.fd[1], 2);
+  auto exe = find_executable(argv[0]);
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   pid_t pid = -1;
-  int rc = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
+  int rc = exe ? posix_spawn(&pid, exe->c_str(), &actions, nullptr, args.data(), environ) : ENOENT;
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) {
-    throw RuntimeError("cannot run `" + argv[0] + "`: " + strerror_string(rc) +
-                       " (is it installed? see scripts/setup.sh)");
+    throw RuntimeError("cannot run `" + argv[0] + "`: " + strerror_string(rc) + " (" +
+                       install_hint(argv[0]) + ")");
   }
   in.close_end(0);
   out.close_end(1);

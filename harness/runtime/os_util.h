@@ -30,7 +30,7 @@ struct CommandResult {
   std::string output;  // stdout and stderr interleaved
 };
 
-// Runs argv (argv[0] looked up in PATH) with `input` on stdin and waits. Throws
+// Runs argv (argv[0] found by find_executable) with `input` on stdin and waits. Throws
 // RuntimeError when it cannot be started.
 CommandResult run_command(const std::vector<std::string>& argv, const std::string& input = "");
 
@@ -39,9 +39,13 @@ CommandResult run_command(const std::vector<std::string>& argv, const std::strin
 std::string check_command(const std::vector<std::string>& argv, const std::string& what,
                           const std::string& input = "");
 
-// The full path of an executable, searched in PATH when name has no '/'. nullopt when absent.
+// The full path of an executable, searched in PATH then /usr/sbin and /sbin when name has
+// no '/'. nullopt when absent.
 std::optional<std::string> find_executable(const std::string& name);
 
 std::string strerror_string(int err);
+
+// "install the Debian package iproute2, e.g. with scripts/setup.sh" for a missing program.
+std::string install_hint(const std::string& program);
 
 }  // namespace fencecheck::os

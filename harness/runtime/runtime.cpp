@@ -110,6 +110,9 @@ std::unique_ptr<Runtime> make_runtime(std::string_view kind, const std::string& 
           "the netns runtime needs root (it creates network namespaces): use --runtime local, "
           "or run with sudo");
     }
+    if (!os::find_executable("ip")) {
+      throw RuntimeError("the netns runtime needs `ip`: " + os::install_hint("ip"));
+    }
     return make_netns_runtime(run_id, state);
   }
   throw RuntimeError("unknown runtime '" + std::string(kind) + "': use netns or local");

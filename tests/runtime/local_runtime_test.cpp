@@ -7,6 +7,7 @@
 
 #include "harness/runtime/run_state.h"
 #include "harness/runtime/runtime.h"
+#include "tests/runtime/test_util.h"
 
 namespace fencecheck {
 namespace {
@@ -83,8 +84,7 @@ TEST(MakeRuntimeTest, NetnsWithoutRootSaysWhatToDo) {
   // As root, check the message from a child that gave root up.
   int out[2];
   ASSERT_EQ(::pipe(out), 0);
-  pid_t child = ::fork();
-  if (child == 0) {
+  pid_t child = testing::fork_child([&] {
     std::string message = "no error";
     if (::setresuid(65534, 65534, 65534) == 0) {
       try {
@@ -94,8 +94,7 @@ TEST(MakeRuntimeTest, NetnsWithoutRootSaysWhatToDo) {
       }
     }
     [[maybe_unused]] auto n = ::write(out[1], message.data(), message.size());
-    ::_exit(0);
-  }
+  });
   ::close(out[1]);
   std::string message(512, '\0');
   message.resize(static_cast<std::size_t>(std::max<ssize_t>(0, ::read(out[0], message.data(), 512))));

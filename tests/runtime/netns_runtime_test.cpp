@@ -153,12 +153,10 @@ TEST_F(NetnsRuntimeTest, TwoRunsAtOnceDoNotCollide) {
 
 TEST_F(NetnsRuntimeTest, CleanRemovesTheNamespacesOfACrashedRun) {
   std::string id = RunState::new_run_id();
-  pid_t controller = ::fork();
-  if (controller == 0) {
+  pid_t controller = testing::fork_child([&] {  // dies without destroying anything
     auto* state = new RunState(id);
     make_runtime("netns", id, *state).release()->create({"n1", "c1"});
-    ::_exit(0);  // dies without destroying anything
-  }
+  });
   int status = 0;
   ASSERT_EQ(::waitpid(controller, &status, 0), controller);
   ASSERT_EQ(status, 0);
@@ -178,8 +176,7 @@ TEST_F(NetnsRuntimeTest, CleanAfterControllerSigkillLeavesNothing) {
   std::string id = RunState::new_run_id();
   int report[2];
   ASSERT_EQ(::pipe(report), 0);
-  pid_t controller = ::fork();
-  if (controller == 0) {
+  pid_t controller = testing::fork_child([&] {
     auto* state = new RunState(id);
     state->add_path(run_dir);
     auto* runtime = make_runtime("netns", id, *state).release();
@@ -189,11 +186,11 @@ TEST_F(NetnsRuntimeTest, CleanAfterControllerSigkillLeavesNothing) {
     ProcessSpec spec{"n1", "server", {"sh", "-c", "sleep 60 & echo $! > " + (run_dir / "gc").string() + "; wait"},
                      {}, run_dir / "nodes/n1/server.log", {}};
     int pids[2] = {supervisor->spawn(spec).pid(), 0};
-    testing::eventually([&] { return std::filesystem::file_size(run_dir / "gc") > 0; });
+    testing::eventually([&] { return testing::file_has_content(run_dir / "gc"); });
     pids[1] = std::stoi(testing::read_text(run_dir / "gc"));
     [[maybe_unused]] auto n = ::write(report[1], pids, sizeof pids);
     ::pause();
-  }
+  });
   ::close(report[1]);
   int pids[2] = {0, 0};
   ASSERT_EQ(::read(report[0], pids, sizeof pids), static_cast<ssize_t>(sizeof pids));

@@ -117,14 +117,12 @@ TEST(CleanRunsTest, RemovesWhatADeadControllerLeft) {
   int sleeper = spawn_sleeper_group();
   std::string id = RunState::new_run_id();
 
-  pid_t controller = ::fork();
-  if (controller == 0) {
+  pid_t controller = testing::fork_child([&] {
     // The controller records its resources, then dies without cleaning up.
     auto* state = new RunState(id);
     state->add_path(leftover);
     state->add_process_group(sleeper);
-    ::_exit(0);
-  }
+  });
   ASSERT_EQ(::waitpid(controller, nullptr, 0), controller);
   auto file = RunState::state_dir() / (id + ".json");
   ASSERT_TRUE(std::filesystem::exists(file));
@@ -164,8 +162,7 @@ TEST(CleanRunsTest, SkipsALiveControllerUnlessForced) {
 
 TEST(CleanRunsTest, RemovesTempFilesOfDeadWritersOnly) {
   std::string id = RunState::new_run_id();
-  pid_t dead = ::fork();
-  if (dead == 0) ::_exit(0);
+  pid_t dead = testing::fork_child([] {});
   ::waitpid(dead, nullptr, 0);
   std::filesystem::create_directories(RunState::state_dir());
   auto abandoned = RunState::state_dir() / (id + ".json.tmp." + std::to_string(dead));
@@ -202,11 +199,7 @@ TEST(CleanCommandTest, PrintsRemovalsAndExitsThreeOnErrors) {
 
   TempDir tmp;
   std::string id = RunState::new_run_id();
-  pid_t controller = ::fork();
-  if (controller == 0) {
-    (new RunState(id))->add_path(tmp.path());
-    ::_exit(0);
-  }
+  pid_t controller = testing::fork_child([&] { (new RunState(id))->add_path(tmp.path()); });
   ::waitpid(controller, nullptr, 0);
   std::ostringstream out2, err2;
   EXPECT_EQ(run_clean(id, false, out2, err2), 0);

@@ -198,8 +198,7 @@ TEST(SupervisorDeathTest, ChildrenDieWithTheController) {
   std::string id = RunState::new_run_id();
   int report[2];
   ASSERT_EQ(::pipe(report), 0);
-  pid_t controller = ::fork();
-  if (controller == 0) {
+  pid_t controller = testing::fork_child([&] {
     auto* state = new RunState(id);
     auto runtime = make_runtime("local", id, *state).release();
     runtime->create({"n1"});
@@ -208,8 +207,7 @@ TEST(SupervisorDeathTest, ChildrenDieWithTheController) {
                   .pid();
     [[maybe_unused]] auto n = ::write(report[1], &pid, sizeof pid);
     ::pause();
-    ::_exit(0);
-  }
+  });
   ::close(report[1]);
   int sleeper = 0;
   ASSERT_EQ(::read(report[0], &sleeper, sizeof sleeper), static_cast<ssize_t>(sizeof sleeper));

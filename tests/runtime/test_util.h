@@ -50,4 +50,25 @@ inline bool eventually(const std::function<bool()>& pred,
   return true;
 }
 
+// Runs body in a forked child that never returns into the test framework: it exits 0, or
+// 1 if body throws (so a failing child cannot go on to run the rest of the suite).
+template <typename Body>
+pid_t fork_child(Body body) {
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    try {
+      body();
+    } catch (...) {
+      ::_exit(1);
+    }
+    ::_exit(0);
+  }
+  return pid;
+}
+
+inline bool file_has_content(const std::filesystem::path& p) {
+  std::error_code ec;
+  return std::filesystem::file_size(p, ec) > 0 && !ec;
+}
+
 }  // namespace fencecheck::testing
