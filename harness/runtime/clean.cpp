@@ -174,7 +174,9 @@ CleanReport clean_runs(const std::string& run_id, bool force) {
     known.insert(id);
     clean_one(file, force, report);
   }
-  sweep_unrecorded_namespaces(run_id, known, report);
+  // Only root makes namespaces, and records them in root's state_dir(): another user
+  // would take every live root run for an unrecorded one.
+  if (::geteuid() == 0) sweep_unrecorded_namespaces(run_id, known, report);
   return report;
 }
 

@@ -69,7 +69,9 @@ struct CleanReport {
 // recorded process groups, deletes their namespaces, removes their paths, then the state
 // file (kept when something could not be removed, so that clean can be retried). A run
 // whose controller is alive is skipped unless force. Also deletes namespaces named like
-// ours (fc-<6 hex>-<node>) whose run has no state file: a run killed before writing it.
+// ours (fc-<6 hex>-<node>) whose run has no state file: a run killed before writing it
+// (as root only, since only root makes them). Also removes temp files of state writes
+// whose writer died.
 CleanReport clean_runs(const std::string& run_id, bool force);
 
 }  // namespace fencecheck

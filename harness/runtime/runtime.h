@@ -74,7 +74,8 @@ class Runtime {
   virtual void destroy() noexcept = 0;
 };
 
-// kind: "netns" or "local". run_id names every resource; state records them.
+// kind: "netns" or "local". run_id names every resource; state records them and must
+// outlive the Runtime.
 // Throws RuntimeError for an unknown kind, or for netns without root.
 std::unique_ptr<Runtime> make_runtime(std::string_view kind, const std::string& run_id,
                                       RunState& state);
