@@ -5,12 +5,20 @@
 #include <CLI/CLI.hpp>
 
 #include "harness/check_command.h"
+#include "harness/resource/resource_server.h"
+#include "harness/run/run_command.h"
+#include "harness/runtime/clean_command.h"
+#include "harness/worker/worker_server.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"fencecheck: a safety tester for distributed lock services"};
   app.set_version_flag("--version", std::string("fencecheck ") + FENCECHECK_VERSION);
   app.require_subcommand(1);
+  fencecheck::add_run_command(app);
   fencecheck::add_check_command(app);
+  fencecheck::add_clean_command(app);
+  fencecheck::add_worker_command(app);
+  fencecheck::add_resource_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::RuntimeError& e) {

@@ -1,0 +1,69 @@
+#include "harness/run/history_recorder.h"
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+
+#include "harness/runtime/runtime.h"
+
+namespace fencecheck {
+
+HistoryRecorder::HistoryRecorder(const std::filesystem::path& path, std::int64_t t0_ns)
+    : path_(path), t0_(t0_ns) {
+  file_ = std::fopen(path.c_str(), "wx");
+  if (file_ == nullptr) {
+    throw RuntimeError("cannot create " + path.string() + ": " + std::strerror(errno));
+  }
+}
+
+HistoryRecorder::~HistoryRecorder() {
+  if (file_ != nullptr) std::fclose(file_);
+}
+
+std::int64_t HistoryRecorder::monotonic_ns() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+void HistoryRecorder::record(std::int64_t process, OpType type, OpFn f, const std::string& key,
+                             const nlohmann::json& value, const std::string& node,
+                             const std::string& error) {
+  std::lock_guard lock(mu_);
+  nlohmann::ordered_json line = stamp_locked();
+  line["process"] = process;
+  line["type"] = to_string(type);
+  line["f"] = to_string(f);
+  line["key"] = key;
+  line["value"] = value;
+  line["node"] = node;
+  if (!error.empty()) line["error"] = error;
+  write_locked(line);
+  if (type == OpType::kOk) ++ok_;
+  if (type == OpType::kFail) ++fail_;
+  if (type == OpType::kInfo) ++info_;
+}
+
+void HistoryRecorder::record_nemesis(const std::string& f, const nlohmann::json& value) {
+  std::lock_guard lock(mu_);
+  nlohmann::ordered_json line = stamp_locked();
+  line["process"] = "nemesis";
+  line["type"] = "info";
+  line["f"] = f;
+  line["value"] = value;
+  write_locked(line);
+}
+
+nlohmann::ordered_json HistoryRecorder::stamp_locked() const {
+  return {{"index", index_.load()}, {"time", monotonic_ns() - t0_}};
+}
+
+void HistoryRecorder::write_locked(const nlohmann::ordered_json& line) {
+  std::string text = line.dump() + "\n";
+  if (std::fwrite(text.data(), 1, text.size(), file_) != text.size() || std::fflush(file_) != 0) {
+    throw RuntimeError("cannot write " + path_.string() + ": " + std::strerror(errno));
+  }
+  ++index_;
+}
+
+}  // namespace fencecheck

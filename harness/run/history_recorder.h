@@ -1,0 +1,49 @@
+// HistoryRecorder: writes history.jsonl as the run happens. It stamps every event with the
+// controller's monotonic clock (ns since t0) and its index under one lock, so file order,
+// index order and time order agree; each line is flushed before record() returns, so a
+// killed controller leaves at most one truncated last line. Thread-safe.
+// Throws RuntimeError when the file cannot be created or written.
+#pragma once
+
+#include <atomic>
+#include <cstdio>
+#include <filesystem>
+#include <mutex>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "checkers/history.h"
+
+namespace fencecheck {
+
+class HistoryRecorder {
+ public:
+  // t0_ns: CLOCK_MONOTONIC at the start of the test.
+  HistoryRecorder(const std::filesystem::path& path, std::int64_t t0_ns);
+  ~HistoryRecorder();
+  HistoryRecorder(const HistoryRecorder&) = delete;
+  HistoryRecorder& operator=(const HistoryRecorder&) = delete;
+
+  void record(std::int64_t process, OpType type, OpFn f, const std::string& key,
+              const nlohmann::json& value, const std::string& node, const std::string& error = "");
+  void record_nemesis(const std::string& f, const nlohmann::json& value);
+
+  std::uint64_t ok() const { return ok_; }
+  std::uint64_t failed() const { return fail_; }
+  std::uint64_t unknown() const { return info_; }
+  std::uint64_t events() const { return index_; }
+
+  static std::int64_t monotonic_ns();
+
+ private:
+  nlohmann::ordered_json stamp_locked() const;  // index and time of the next line
+  void write_locked(const nlohmann::ordered_json& line);
+  std::filesystem::path path_;
+  std::int64_t t0_;
+  std::mutex mu_;
+  std::FILE* file_ = nullptr;
+  std::atomic<std::uint64_t> index_{0}, ok_{0}, fail_{0}, info_{0};
+};
+
+}  // namespace fencecheck

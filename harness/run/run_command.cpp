@@ -1,0 +1,38 @@
+#include "harness/run/run_command.h"
+
+#include <iostream>
+#include <memory>
+
+#include "harness/run/runner.h"
+
+namespace fencecheck {
+
+void add_run_command(CLI::App& app) {
+  auto c = std::make_shared<RunConfig>();
+  CLI::App* cmd = app.add_subcommand("run", "Run a test: real servers, clients, faults, then the checkers");
+  cmd->add_option("--backend", c->backend, "lock service under test")->capture_default_str();
+  cmd->add_option("--workload", c->workload, "what clients do: lock, lock-append")->capture_default_str();
+  cmd->add_option("--nemesis", c->nemesis, "comma-separated faults (pause-holder, pause-client, pause-server) or none")
+      ->delimiter(',')
+      ->capture_default_str();
+  cmd->add_option("--resource", c->resource, "fenced: the resource refuses stale tokens; unfenced: accepts all")
+      ->capture_default_str();
+  cmd->add_option("--runtime", c->runtime, "netns (default as root) or local (127.0.0.1, no partitions)");
+  cmd->add_option("--concurrency", c->concurrency, "client processes")->capture_default_str();
+  cmd->add_option("--keys", c->keys, "locks (and resource keys)")->capture_default_str();
+  cmd->add_option("--hold-ms", c->hold_ms, "longest time a client holds a lock")->capture_default_str();
+  cmd->add_option("--ttl-ms", c->ttl_ms, "lease of each grant")->capture_default_str();
+  cmd->add_option("--pause-ms", c->pause_ms, "how long a pause lasts")->capture_default_str();
+  cmd->add_option("--nemesis-interval", c->nemesis_interval_ms, "ms between the starts of faults")
+      ->capture_default_str();
+  cmd->add_option("--op-timeout-ms", c->op_timeout_ms,
+                  "deadline of one client op; past it the op is info (default: max(5000, pause + 2000))");
+  cmd->add_option("--time-limit", c->time_limit_s, "seconds of test (setup and checks come on top)")
+      ->capture_default_str();
+  cmd->add_option("--seed", c->seed, "seed of the generator and the nemesis schedule (default: random, recorded)");
+  cmd->add_option("--store", c->store, "where runs are kept")->capture_default_str();
+  cmd->add_option("--name", c->name, "test name (default: backend-workload-faults-resource)");
+  cmd->callback([c] { throw CLI::RuntimeError(run_test(*c, std::cout, std::cerr)); });
+}
+
+}  // namespace fencecheck

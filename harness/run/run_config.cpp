@@ -1,0 +1,109 @@
+#include "harness/run/run_config.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <random>
+
+#include "backends/registry.h"
+#include "harness/runtime/runtime.h"
+#include "nemesis/nemesis.h"
+#include "workloads/workload.h"
+
+namespace fencecheck {
+namespace {
+
+std::string join(const std::vector<std::string>& v, const char* sep) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : sep) + x;
+  return s;
+}
+
+}  // namespace
+
+void RunConfig::resolve() {
+  if (nemesis.size() == 1 && nemesis[0] == "none") nemesis.clear();
+  if (runtime.empty()) runtime = default_runtime_kind();
+  if (op_timeout_ms == 0) op_timeout_ms = std::max<std::int64_t>(5000, pause_ms + 2000);
+  if (!seed) seed = std::random_device{}() * 4294967296ULL + std::random_device{}();
+  if (name.empty()) {
+    name = backend + "-" + workload + "-" + (nemesis.empty() ? "none" : join(nemesis, "+")) + "-" + resource;
+  }
+}
+
+std::optional<std::string> RunConfig::problem() const {
+  const BackendInfo* b = find_backend(backend);
+  if (b == nullptr) return "unknown backend \"" + backend + "\"; valid backends: " + backend_names();
+  if (find_workload(workload) == nullptr) {
+    return "unknown workload \"" + workload + "\"; valid workloads: " + workload_names();
+  }
+  for (const auto& f : nemesis) {
+    const FaultInfo* info = find_fault(f);
+    if (info == nullptr) return "unknown fault \"" + f + "\"; valid faults: " + fault_names() + " (or none)";
+    if (info->needs_partitions && runtime == "local") {
+      return "fault \"" + f + "\" cuts the network, which needs the netns runtime: run as root without --runtime local";
+    }
+  }
+  if (resource != "fenced" && resource != "unfenced") {
+    return "--resource must be fenced or unfenced, not \"" + resource + "\"";
+  }
+  if (runtime != "netns" && runtime != "local") return "--runtime must be netns or local, not \"" + runtime + "\"";
+  if (runtime == "netns" && ::geteuid() != 0) {
+    return "the netns runtime needs root: run as root (or with sudo), or pass --runtime local";
+  }
+  if (concurrency < 1 || concurrency > 64) return "--concurrency must be between 1 and 64";
+  if (keys < 1 || keys > 1000) return "--keys must be between 1 and 1000";
+  if (ttl_ms <= 0) return "--ttl-ms must be positive (a lease of " + std::to_string(ttl_ms) + " ms)";
+  if (hold_ms < 0) return "--hold-ms must not be negative";
+  if (time_limit_s <= 0) return "--time-limit must be positive";
+  if (pause_ms <= 0) return "--pause-ms must be positive";
+  if (static_cast<double>(pause_ms) >= time_limit_s * 1000) {
+    return "--pause-ms (" + std::to_string(pause_ms) + " ms) must be shorter than --time-limit (" +
+           std::to_string(time_limit_s) + " s)";
+  }
+  if (nemesis_interval_ms <= 0) return "--nemesis-interval must be positive";
+  if (op_timeout_ms <= 0) return "--op-timeout-ms must be positive";
+  if (!name.empty() && (name.find('/') != std::string::npos || name == "." || name == "..")) {
+    return "--name must not contain '/'";
+  }
+  if (auto missing = missing_binary_message(*b)) return *missing;
+  return std::nullopt;
+}
+
+nlohmann::json RunConfig::to_json() const {
+  return {{"backend", backend},
+          {"workload", workload},
+          {"nemesis", nemesis},
+          {"resource", resource},
+          {"runtime", runtime},
+          {"concurrency", concurrency},
+          {"keys", keys},
+          {"hold_ms", hold_ms},
+          {"ttl_ms", ttl_ms},
+          {"pause_ms", pause_ms},
+          {"nemesis_interval_ms", nemesis_interval_ms},
+          {"op_timeout_ms", op_timeout_ms},
+          {"time_limit_s", time_limit_s},
+          {"seed", seed ? nlohmann::json(*seed) : nlohmann::json()},
+          {"store", store},
+          {"name", name}};
+}
+
+std::vector<std::string> RunConfig::repro_args() const {
+  auto num = [](double d) {
+    std::string s = std::to_string(d);
+    s.erase(s.find_last_not_of('0') + 1);
+    if (s.back() == '.') s.pop_back();
+    return s;
+  };
+  return {"--backend", backend, "--workload", workload, "--nemesis",
+          nemesis.empty() ? "none" : join(nemesis, ","), "--resource", resource, "--runtime", runtime,
+          "--concurrency", std::to_string(concurrency), "--keys", std::to_string(keys),
+          "--hold-ms", std::to_string(hold_ms), "--ttl-ms", std::to_string(ttl_ms),
+          "--pause-ms", std::to_string(pause_ms), "--nemesis-interval", std::to_string(nemesis_interval_ms),
+          "--op-timeout-ms", std::to_string(op_timeout_ms), "--time-limit", num(time_limit_s),
+          "--seed", std::to_string(seed.value_or(0)), "--name", name,
+          "--store", std::filesystem::absolute(store).string()};
+}
+
+}  // namespace fencecheck

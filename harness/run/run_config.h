@@ -1,0 +1,41 @@
+// RunConfig: every option of `fencecheck run`, resolved. validate() checks it completely
+// before anything starts, so that a bad option never leaves half a run behind; to_json()
+// is config.json; repro_args() is the command line that reruns the same test (seed included).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace fencecheck {
+
+struct RunConfig {
+  std::string backend = "redis";
+  std::string workload = "lock-append";
+  std::vector<std::string> nemesis = {"pause-holder"};  // fault names; empty: none
+  std::string resource = "unfenced";                   // fenced | unfenced
+  std::string runtime;                                 // netns | local; empty: by privilege
+  int concurrency = 5;
+  int keys = 1;
+  std::int64_t hold_ms = 100;
+  std::int64_t ttl_ms = 1000;
+  std::int64_t pause_ms = 3000;
+  std::int64_t nemesis_interval_ms = 5000;
+  std::int64_t op_timeout_ms = 0;  // 0: max(5000, pause + 2000), so a paused client resumes in time
+  double time_limit_s = 30;
+  std::optional<std::uint64_t> seed;  // empty: drawn at random, then recorded
+  std::string store = "results";
+  std::string name;  // empty: "<backend>-<workload>-<faults>-<resource>"
+
+  // Fills in the defaults that depend on other options or on the machine.
+  void resolve();
+  // The first problem found, as one message that says what to do; nullopt when runnable.
+  std::optional<std::string> problem() const;
+  nlohmann::json to_json() const;
+  std::vector<std::string> repro_args() const;  // after "fencecheck run"
+};
+
+}  // namespace fencecheck

@@ -1,0 +1,77 @@
+#include "harness/run/run_store.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <ctime>
+
+#include "harness/results_file.h"
+#include "harness/runtime/runtime.h"
+
+namespace fencecheck {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string utc_timestamp() {
+  auto now = std::chrono::system_clock::now();
+  std::time_t t = std::chrono::system_clock::to_time_t(now);
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+  std::tm tm{};
+  ::gmtime_r(&t, &tm);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%04d%02d%02dT%02d%02d%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
+                tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms));
+  return buf;
+}
+
+// Single-quotes s for sh.
+std::string shell_quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+}  // namespace
+
+fs::path create_run_dir(const fs::path& store, const std::string& name) {
+  std::error_code ec;
+  fs::create_directories(store / name, ec);
+  if (ec) throw RuntimeError("cannot create " + (store / name).string() + ": " + ec.message());
+  std::string stamp = utc_timestamp();
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    fs::path dir = store / name / (attempt == 0 ? stamp : stamp + "-" + std::to_string(attempt));
+    if (::mkdir(dir.c_str(), 0755) == 0) {
+      fs::create_directories(dir / "nodes", ec);
+      if (ec) throw RuntimeError("cannot create " + (dir / "nodes").string() + ": " + ec.message());
+      return dir;
+    }
+    if (errno != EEXIST) throw RuntimeError("cannot create " + dir.string() + ": " + std::strerror(errno));
+  }
+  throw RuntimeError("cannot find a free run directory name under " + (store / name).string());
+}
+
+void update_latest(const fs::path& store, const fs::path& run_dir) {
+  fs::path target = fs::relative(run_dir, store);
+  fs::path tmp = store / (".latest." + std::to_string(::getpid()));
+  std::error_code ec;
+  fs::remove(tmp, ec);
+  fs::create_directory_symlink(target, tmp, ec);
+  if (!ec) fs::rename(tmp, store / "latest", ec);
+  if (ec) throw RuntimeError("cannot update " + (store / "latest").string() + ": " + ec.message());
+}
+
+void write_repro(const fs::path& run_dir, const fs::path& exe, const std::vector<std::string>& args) {
+  std::string cmd = "exec " + shell_quote(exe.string()) + " run";
+  for (const auto& a : args) cmd += " " + shell_quote(a);
+  std::string text = "#!/bin/sh\n# Reruns this test: same options, same seed. Extra arguments are appended.\n" +
+                     cmd + " \"$@\"\n";
+  fs::path path = run_dir / "repro.sh";
+  write_file_atomically(path, text);
+  ::chmod(path.c_str(), 0755);
+}
+
+}  // namespace fencecheck

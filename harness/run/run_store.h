@@ -1,0 +1,20 @@
+// The run store (DESIGN.md, "Results and exit codes"): one directory per run under
+// <store>/<test name>/<UTC timestamp>/, with `latest` beside the test names pointing at
+// the newest run. Existing runs are never overwritten. Throws RuntimeError on I/O errors.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace fencecheck {
+
+// Creates a fresh run directory (and its nodes/ folder) and returns its path.
+std::filesystem::path create_run_dir(const std::filesystem::path& store, const std::string& name);
+// Points <store>/latest at run_dir (atomically replacing an older link).
+void update_latest(const std::filesystem::path& store, const std::filesystem::path& run_dir);
+// Writes repro.sh: the exact command that reruns this test, executable.
+void write_repro(const std::filesystem::path& run_dir, const std::filesystem::path& exe,
+                 const std::vector<std::string>& args);
+
+}  // namespace fencecheck

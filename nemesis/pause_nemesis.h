@@ -1,0 +1,43 @@
+// PauseNemesis: SIGSTOP, then SIGCONT after NemesisOptions::pause — a long GC pause.
+//   pause-holder  arms; the next client whose acquire completes is paused right then,
+//                 before it can use the lock (the article's scenario)
+//   pause-client  a random client node
+//   pause-server  a random server node
+// One pause at a time. Thread-safe.
+#pragma once
+
+#include <mutex>
+#include <optional>
+
+#include "nemesis/nemesis.h"
+
+namespace fencecheck {
+
+class PauseNemesis : public Nemesis {
+ public:
+  PauseNemesis(NemesisEnv& env, const NemesisOptions& options) : env_(env), options_(options) {}
+  void start(const std::string& fault, std::mt19937_64& rng) override;
+  void on_acquired(const std::string& client_node) override;
+  void tick() override;
+  bool active() const override;
+  std::vector<std::string> describe_active() const override;
+  void heal() override;
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  struct Paused {
+    std::string fault;
+    std::string node;
+    Clock::time_point until;
+  };
+  void pause_locked(const std::string& fault, const std::string& node);
+  void resume_locked();
+
+  NemesisEnv& env_;
+  NemesisOptions options_;
+  mutable std::mutex mu_;
+  bool holder_armed_ = false;
+  std::optional<Paused> paused_;
+};
+
+}  // namespace fencecheck

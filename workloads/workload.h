@@ -1,0 +1,69 @@
+// The Workload role: what one client does, op after op, and which keys the final read
+// covers. A workload sees its client only through ClientSession, so it never deals with
+// workers, history lines or process numbers: the session records every invoke and
+// completion, and after an `info` the session continues under a new process number.
+//
+// Workload objects are immutable once made and shared by every client thread.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "checkers/history.h"
+
+namespace fencecheck {
+
+struct OpResult {
+  OpType type = OpType::kInfo;  // kOk, kFail or kInfo
+  nlohmann::json value;         // the completion's value
+  std::string error;
+};
+
+// One client's connection to the test, implemented by the runner. Used by one thread.
+class ClientSession {
+ public:
+  virtual ~ClientSession() = default;
+  // Runs one op on this client's worker; the invoke and the completion enter the history.
+  virtual OpResult invoke(OpFn f, const std::string& key, const nlohmann::json& value) = 0;
+  virtual bool running() const = 0;                        // false once the test is ending
+  virtual void sleep(std::chrono::milliseconds d) = 0;     // returns early when ending
+  virtual std::mt19937_64& rng() = 0;                      // seeded per client
+  virtual std::uint64_t unique_element() = 0;              // unique in the whole run
+};
+
+struct WorkloadOptions {
+  int keys = 1;
+  std::chrono::milliseconds hold{100};
+};
+
+class Workload {
+ public:
+  virtual ~Workload() = default;
+  // One client's loop; returns once session.running() is false.
+  virtual void run_client(ClientSession& session) const = 0;
+  // Resource keys read once more after the run (and the heal); empty for none.
+  virtual std::vector<std::string> final_read_keys() const = 0;
+};
+
+struct WorkloadInfo {
+  std::string name;
+  std::string description;
+  std::function<std::unique_ptr<Workload>(const WorkloadOptions&)> make;
+};
+
+const std::vector<WorkloadInfo>& workload_registry();
+const WorkloadInfo* find_workload(std::string_view name);  // nullptr when unknown
+std::string workload_names();
+
+// Lock i protects resource key i: "l0" ↔ "k0".
+std::string lock_name(int i);
+std::string resource_key(int i);
+
+}  // namespace fencecheck
