@@ -1,6 +1,4 @@
 // Runs the real `fencecheck` binary: exit codes and output of `fencecheck check`.
-#include <sys/wait.h>
-
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -8,24 +6,13 @@
 #include <fstream>
 
 #include "tests/checkers/history_builder.h"
+#include "tests/support/command.h"
 
 namespace fencecheck::testing {
 namespace {
 
-struct Run {
-  int code;
-  std::string out;  // stdout and stderr
-};
-
-Run fencecheck(const std::string& args) {
-  std::string cmd = std::string(FENCECHECK_BIN) + " " + args + " 2>&1";
-  FILE* p = ::popen(cmd.c_str(), "r");
-  Run r{-1, ""};
-  char buf[4096];
-  while (std::size_t n = std::fread(buf, 1, sizeof buf, p)) r.out.append(buf, n);
-  int status = ::pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+CommandResult fencecheck(const std::string& args) {
+  return run_command(std::string(FENCECHECK_BIN) + " " + args);
 }
 
 const std::string kExample = std::string(FENCECHECK_SOURCE_DIR) + "/tests/data/example-run";
