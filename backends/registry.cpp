@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "backends/redis/redis_backend.h"
+#include "harness/named_registry.h"
 
 namespace fencecheck {
 
@@ -16,21 +17,8 @@ const std::vector<BackendInfo>& backend_registry() {
   return registry;
 }
 
-const BackendInfo* find_backend(std::string_view name) {
-  for (const BackendInfo& b : backend_registry()) {
-    if (b.name == name) return &b;
-  }
-  return nullptr;
-}
-
-std::string backend_names() {
-  std::string out;
-  for (const BackendInfo& b : backend_registry()) {
-    if (!out.empty()) out += ", ";
-    out += b.name;
-  }
-  return out;
-}
+const BackendInfo* find_backend(std::string_view name) { return find_by_name(backend_registry(), name); }
+std::string backend_names() { return names_of(backend_registry()); }
 
 std::vector<std::string> server_search_path() {
   std::vector<std::string> dirs;

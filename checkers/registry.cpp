@@ -1,6 +1,7 @@
 #include "checkers/registry.h"
 
 #include "checkers/safety.h"
+#include "harness/named_registry.h"
 
 namespace fencecheck {
 
@@ -14,17 +15,7 @@ const std::vector<CheckerInfo>& checker_registry() {
   return registry;
 }
 
-const CheckerInfo* find_checker(std::string_view name) {
-  for (const auto& c : checker_registry()) {
-    if (c.name == name) return &c;
-  }
-  return nullptr;
-}
-
-std::string checker_names() {
-  std::string s;
-  for (const auto& c : checker_registry()) s += (s.empty() ? "" : ", ") + c.name;
-  return s;
-}
+const CheckerInfo* find_checker(std::string_view name) { return find_by_name(checker_registry(), name); }
+std::string checker_names() { return names_of(checker_registry()); }
 
 }  // namespace fencecheck

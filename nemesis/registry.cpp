@@ -1,3 +1,4 @@
+#include "harness/named_registry.h"
 #include "nemesis/nemesis.h"
 #include "nemesis/pause_nemesis.h"
 
@@ -12,18 +13,8 @@ const std::vector<FaultInfo>& fault_registry() {
   return registry;
 }
 
-const FaultInfo* find_fault(std::string_view name) {
-  for (const auto& f : fault_registry()) {
-    if (f.name == name) return &f;
-  }
-  return nullptr;
-}
-
-std::string fault_names() {
-  std::string s;
-  for (const auto& f : fault_registry()) s += (s.empty() ? "" : ", ") + f.name;
-  return s;
-}
+const FaultInfo* find_fault(std::string_view name) { return find_by_name(fault_registry(), name); }
+std::string fault_names() { return names_of(fault_registry()); }
 
 std::unique_ptr<Nemesis> make_nemesis(const std::string& nemesis_name, NemesisEnv& env,
                                       const NemesisOptions& options) {

@@ -4,6 +4,7 @@
 // client: if it is paused between acquire and write, its write carries a stale token.
 #include <string_view>
 
+#include "harness/named_registry.h"
 #include "workloads/workload.h"
 
 namespace fencecheck {
@@ -96,17 +97,7 @@ const std::vector<WorkloadInfo>& workload_registry() {
   return registry;
 }
 
-const WorkloadInfo* find_workload(std::string_view name) {
-  for (const auto& w : workload_registry()) {
-    if (w.name == name) return &w;
-  }
-  return nullptr;
-}
-
-std::string workload_names() {
-  std::string s;
-  for (const auto& w : workload_registry()) s += (s.empty() ? "" : ", ") + w.name;
-  return s;
-}
+const WorkloadInfo* find_workload(std::string_view name) { return find_by_name(workload_registry(), name); }
+std::string workload_names() { return names_of(workload_registry()); }
 
 }  // namespace fencecheck
