@@ -1,0 +1,153 @@
+// PauseNemesis against a recording NemesisEnv: who is paused, when, and what is recorded.
+#include "nemesis/pause_nemesis.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <stdexcept>
+#include <thread>
+
+#include "tests/nemesis/fake_env.h"
+
+namespace fencecheck::testing {
+namespace {
+
+using std::chrono::milliseconds;
+
+const std::vector<std::string> kClients = {"c1", "c2", "c3", "c4", "c5"};
+const std::vector<std::string> kServers = {"n1", "n2", "n3"};
+
+struct PauseFixture : ::testing::Test {
+  FakeNemesisEnv env{kClients, kServers};
+  std::mt19937_64 rng{7};
+  PauseNemesis nemesis{env, NemesisOptions{milliseconds(50)}};
+};
+
+TEST_F(PauseFixture, HolderArmsThenPausesExactlyTheAcquiringNodeOnce) {
+  nemesis.start("pause-holder", rng);
+  EXPECT_TRUE(env.signals().empty()) << "arming must not pause anyone yet";
+  EXPECT_TRUE(nemesis.active());
+  EXPECT_EQ(nemesis.describe_active(), std::vector<std::string>{"pause-holder (armed)"});
+
+  nemesis.on_acquired("c3");
+  nemesis.on_acquired("c4");  // already paused someone: disarmed
+
+  auto signals = env.signals();
+  ASSERT_EQ(signals.size(), 1u);
+  EXPECT_EQ(signals[0].node, "c3");
+  EXPECT_EQ(signals[0].sig, SIGSTOP);
+  auto records = env.records();
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0].f, "pause");
+  EXPECT_EQ(records[0].value["fault"], "pause-holder");
+  EXPECT_EQ(records[0].value["targets"], nlohmann::json::array({"c3"}));
+  EXPECT_EQ(nemesis.describe_active(), std::vector<std::string>{"pause-holder c3"});
+}
+
+TEST_F(PauseFixture, ResumesOnlyAfterThePauseDuration) {
+  nemesis.start("pause-holder", rng);
+  nemesis.on_acquired("c2");
+  nemesis.tick();
+  EXPECT_EQ(env.signals().size(), 1u) << "resumed before the 50 ms were up";
+  EXPECT_TRUE(nemesis.active());
+
+  std::this_thread::sleep_for(milliseconds(60));
+  nemesis.tick();
+  auto signals = env.signals();
+  ASSERT_EQ(signals.size(), 2u);
+  EXPECT_EQ(signals[0].sig, SIGSTOP);
+  EXPECT_EQ(signals[1].sig, SIGCONT);
+  EXPECT_EQ(signals[1].node, "c2");
+  auto records = env.records();
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(records[0].f, "pause");
+  EXPECT_EQ(records[1].f, "resume");
+  EXPECT_EQ(records[1].value["fault"], "pause-holder");
+  EXPECT_EQ(records[1].value["targets"], nlohmann::json::array({"c2"}));
+  EXPECT_FALSE(nemesis.active());
+  EXPECT_TRUE(nemesis.describe_active().empty());
+
+  nemesis.on_acquired("c1");  // a resumed pause-holder is not re-armed
+  EXPECT_EQ(env.signals().size(), 2u);
+}
+
+// Starts `fault` under many seeds and returns every node it paused.
+std::set<std::string> targets_over_seeds(FakeNemesisEnv& env, PauseNemesis& n, const std::string& fault) {
+  for (std::uint64_t seed = 0; seed < 64; ++seed) {
+    std::mt19937_64 rng(seed);
+    n.start(fault, rng);
+    n.heal();
+  }
+  std::set<std::string> targets;
+  for (const auto& node : env.stopped_nodes()) targets.insert(node);
+  return targets;
+}
+
+TEST_F(PauseFixture, PauseClientPicksAmongClientNodes) {
+  auto targets = targets_over_seeds(env, nemesis, "pause-client");
+  EXPECT_EQ(targets, std::set<std::string>(kClients.begin(), kClients.end()));
+  EXPECT_TRUE(env.every_stop_resumed_in_order());
+  EXPECT_EQ(env.records()[0].value["fault"], "pause-client");
+}
+
+TEST_F(PauseFixture, PauseServerPicksAmongServerNodes) {
+  auto targets = targets_over_seeds(env, nemesis, "pause-server");
+  EXPECT_EQ(targets, std::set<std::string>(kServers.begin(), kServers.end()));
+  EXPECT_EQ(env.records()[0].value["fault"], "pause-server");
+}
+
+TEST_F(PauseFixture, OnlyOnePauseAtATime) {
+  nemesis.start("pause-client", rng);
+  nemesis.start("pause-server", rng);
+  nemesis.start("pause-client", rng);
+  nemesis.start("pause-holder", rng);
+  nemesis.on_acquired("c1");
+  EXPECT_EQ(env.signals().size(), 1u);
+  EXPECT_EQ(env.records().size(), 1u);
+}
+
+TEST_F(PauseFixture, ArmedHolderBlocksOtherPauses) {
+  nemesis.start("pause-holder", rng);
+  nemesis.start("pause-server", rng);
+  EXPECT_TRUE(env.signals().empty());
+}
+
+TEST_F(PauseFixture, HealResumesImmediatelyAndIsIdempotent) {
+  PauseNemesis long_pause(env, NemesisOptions{milliseconds(60'000)});
+  long_pause.start("pause-client", rng);
+  long_pause.heal();
+  auto signals = env.signals();
+  ASSERT_EQ(signals.size(), 2u);
+  EXPECT_EQ(signals[1].sig, SIGCONT);
+  EXPECT_EQ(signals[1].node, signals[0].node);
+  EXPECT_EQ(env.records().back().f, "resume");
+  EXPECT_FALSE(long_pause.active());
+  long_pause.heal();
+  EXPECT_EQ(env.signals().size(), 2u);
+}
+
+TEST_F(PauseFixture, HealDisarmsTheHolderPause) {
+  nemesis.start("pause-holder", rng);
+  nemesis.heal();
+  EXPECT_FALSE(nemesis.active());
+  nemesis.on_acquired("c1");
+  EXPECT_TRUE(env.signals().empty());
+  EXPECT_TRUE(env.records().empty()) << "nothing was in force, nothing to record";
+}
+
+TEST(PauseNemesis, NoServerNodesMeansNoPause) {
+  FakeNemesisEnv env(kClients, {});
+  PauseNemesis n(env, NemesisOptions{milliseconds(50)});
+  std::mt19937_64 rng(1);
+  n.start("pause-server", rng);
+  EXPECT_TRUE(env.signals().empty());
+  EXPECT_FALSE(n.active());
+}
+
+TEST_F(PauseFixture, UnknownFaultIsRejected) {
+  EXPECT_THROW(nemesis.start("partition-halves", rng), std::invalid_argument);
+  EXPECT_TRUE(env.signals().empty());
+}
+
+}  // namespace
+}  // namespace fencecheck::testing
