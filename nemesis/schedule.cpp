@@ -30,7 +30,14 @@ void NemesisSchedule::stop() {
   }
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
-  for (auto& [kind, n] : by_kind_) n->heal();
+  for (auto& [kind, n] : by_kind_) {
+    try {
+      n->heal();
+    } catch (const std::exception& e) {  // stop() runs in destructors: keep the reason instead
+      std::lock_guard lock(mu_);
+      if (error_.empty()) error_ = std::string("heal: ") + e.what();
+    }
+  }
 }
 
 void NemesisSchedule::on_acquired(const std::string& client_node) {
@@ -43,6 +50,11 @@ std::vector<std::string> NemesisSchedule::describe_active() const {
     for (auto& d : n->describe_active()) all.push_back(std::move(d));
   }
   return all;
+}
+
+std::string NemesisSchedule::error() const {
+  std::lock_guard lock(mu_);
+  return error_;
 }
 
 bool NemesisSchedule::any_active() const {
@@ -61,11 +73,18 @@ void NemesisSchedule::loop() {
     cv_.wait_for(lock, kTick, [this] { return stopping_; });
     if (stopping_) break;
     lock.unlock();
-    for (auto& [kind, n] : by_kind_) n->tick();
-    if (Clock::now() >= next && !any_active()) {
-      const std::string& fault = faults_[rng_() % faults_.size()];
-      by_fault_.at(fault)->start(fault, rng_);
-      next = Clock::now() + interval_;
+    try {
+      for (auto& [kind, n] : by_kind_) n->tick();
+      if (Clock::now() >= next && !any_active()) {
+        const std::string& fault = faults_[rng_() % faults_.size()];
+        by_fault_.at(fault)->start(fault, rng_);
+        next = Clock::now() + interval_;
+      }
+    } catch (const std::exception& e) {
+      // A fault that cannot be injected ends the schedule; the runner reports it.
+      lock.lock();
+      error_ = e.what();
+      break;
     }
     lock.lock();
   }

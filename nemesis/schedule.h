@@ -33,6 +33,8 @@ class NemesisSchedule {
   void stop();
   void on_acquired(const std::string& client_node);
   std::vector<std::string> describe_active() const;
+  // Why the schedule stopped injecting faults early; empty when it did not.
+  std::string error() const;
 
  private:
   void loop();
@@ -43,9 +45,10 @@ class NemesisSchedule {
   std::mt19937_64 rng_;
   std::map<std::string, std::unique_ptr<Nemesis>> by_kind_;  // "pause" → PauseNemesis
   std::map<std::string, Nemesis*> by_fault_;                 // "pause-holder" → PauseNemesis
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::condition_variable cv_;
   bool stopping_ = false;
+  std::string error_;
   std::thread thread_;
 };
 

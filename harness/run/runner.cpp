@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <mutex>
 #include <thread>
 
 #include "backends/registry.h"
@@ -244,9 +245,23 @@ void Runner::run_clients() {
   auto limit = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                            std::chrono::duration<double>(c_.time_limit_s));
   schedule_->start();
+  // A client thread that fails (the history cannot be written) ends the test for all;
+  // the first error is rethrown here once every thread has stopped.
+  std::mutex failure_mu;
+  std::exception_ptr failure;
   std::vector<std::thread> threads;
-  for (auto& s : sessions) threads.emplace_back([&, session = s.get()] { workload_->run_client(*session); });
-  while (std::chrono::steady_clock::now() < limit && g_interrupts == 0) {
+  for (auto& s : sessions) {
+    threads.emplace_back([&, session = s.get()] {
+      try {
+        workload_->run_client(*session);
+      } catch (...) {
+        std::lock_guard lock(failure_mu);
+        if (!failure) failure = std::current_exception();
+        running = false;
+      }
+    });
+  }
+  while (std::chrono::steady_clock::now() < limit && g_interrupts == 0 && running) {
     progress.update();
     std::this_thread::sleep_for(milliseconds(100));
   }
@@ -254,6 +269,8 @@ void Runner::run_clients() {
   running = false;
   for (auto& t : threads) t.join();
   schedule_->stop();  // every paused process resumes before the final reads
+  if (failure) std::rethrow_exception(failure);
+  if (!schedule_->error().empty()) throw RuntimeError("the nemesis failed: " + schedule_->error());
   test_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   running = true;  // final reads are ops like any other
   final_reads(sessions);
