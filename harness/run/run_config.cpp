@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <charconv>
+#include <cmath>
 #include <filesystem>
 #include <random>
 
@@ -55,7 +57,9 @@ std::optional<std::string> RunConfig::problem() const {
   if (keys < 1 || keys > 1000) return "--keys must be between 1 and 1000";
   if (ttl_ms <= 0) return "--ttl-ms must be positive (a lease of " + std::to_string(ttl_ms) + " ms)";
   if (hold_ms < 0) return "--hold-ms must not be negative";
-  if (time_limit_s <= 0) return "--time-limit must be positive";
+  if (!std::isfinite(time_limit_s) || time_limit_s <= 0) {
+    return "--time-limit must be a positive number of seconds";
+  }
   if (pause_ms <= 0) return "--pause-ms must be positive";
   if (static_cast<double>(pause_ms) >= time_limit_s * 1000) {
     return "--pause-ms (" + std::to_string(pause_ms) + " ms) must be shorter than --time-limit (" +
@@ -90,11 +94,10 @@ nlohmann::json RunConfig::to_json() const {
 }
 
 std::vector<std::string> RunConfig::repro_args() const {
-  auto num = [](double d) {
-    std::string s = std::to_string(d);
-    s.erase(s.find_last_not_of('0') + 1);
-    if (s.back() == '.') s.pop_back();
-    return s;
+  auto num = [](double d) {  // the shortest text that reads back as exactly d
+    char buf[32];
+    auto [end, ec] = std::to_chars(buf, buf + sizeof buf, d);
+    return std::string(buf, end);
   };
   return {"--backend", backend, "--workload", workload, "--nemesis",
           nemesis.empty() ? "none" : join(nemesis, ","), "--resource", resource, "--runtime", runtime,
