@@ -6,18 +6,16 @@
 namespace fencecheck {
 
 void PauseNemesis::start(const std::string& fault, std::mt19937_64& rng) {
+  if (fault != "pause-holder" && fault != "pause-client" && fault != "pause-server") {
+    throw std::invalid_argument("PauseNemesis cannot start fault \"" + fault + "\"");
+  }
   std::lock_guard lock(mu_);
   if (paused_ || holder_armed_) return;
   if (fault == "pause-holder") {
     holder_armed_ = true;
     return;
   }
-  std::vector<std::string> nodes =
-      fault == "pause-client" ? env_.client_nodes() : fault == "pause-server" ? env_.server_nodes()
-                                                                              : std::vector<std::string>{};
-  if (fault != "pause-client" && fault != "pause-server") {
-    throw std::invalid_argument("PauseNemesis cannot start fault \"" + fault + "\"");
-  }
+  std::vector<std::string> nodes = fault == "pause-client" ? env_.client_nodes() : env_.server_nodes();
   if (nodes.empty()) return;
   pause_locked(fault, nodes[rng() % nodes.size()]);
 }
