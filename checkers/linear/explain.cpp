@@ -79,7 +79,7 @@ std::string violation_sentence(const Partition& p, const SearchOutcome& out, Mod
   if (out.blocked_op < 0) return s + "no op could be linearized.";
   const LinOp& blocked = p.ops[static_cast<std::size_t>(out.blocked_op)];
   s += describe_op(blocked, p) + " cannot take effect after the longest linearizable prefix (" +
-       std::to_string(out.prefix.size()) + " ops";
+       std::to_string(out.prefix.size()) + (out.prefix.size() == 1 ? " op" : " ops");
   if (!out.prefix.empty()) s += ", the last: " + describe_op(p.ops[out.prefix.back()], p);
   s += "), when " + out.state_after_prefix + ".";
   std::size_t concurrent = 0;

@@ -5,6 +5,7 @@
 //   bool step(const State&, const LinOp&, State&); may the op take effect now? next state
 //   uint64_t hash(const State&);  State::operator==
 //   bool applies(OpKind);                          which ops belong to the model
+//   bool is_pure(const LinOp&);   the op never changes the state when step() allows it
 //   std::string describe(const State&, const Partition&);  for explanations
 //
 // step() is inline because the search calls it in its innermost loop. Models are pure
@@ -42,6 +43,7 @@ struct MutexModel {
   static constexpr std::string_view kName = "mutex";
   static State init() { return {}; }
   static bool applies(OpKind k) { return k == OpKind::kAcquire || k == OpKind::kRelease; }
+  static bool is_pure(const LinOp&) { return false; }
   static bool step(const State& s, const LinOp& op, State& out) {
     if (op.kind == OpKind::kAcquire) {
       if (s.holder != kLockFree) return false;
@@ -67,6 +69,7 @@ struct FencedMutexModel {
   static constexpr std::string_view kName = "fenced-mutex";
   static State init() { return {}; }
   static bool applies(OpKind k) { return MutexModel::applies(k); }
+  static bool is_pure(const LinOp&) { return false; }
   static bool step(const State& s, const LinOp& op, State& out) {
     if (op.kind == OpKind::kAcquire) {
       if (s.holder != kLockFree) return false;
@@ -96,6 +99,7 @@ struct RegisterModel {
   static constexpr std::string_view kName = "register";
   static State init() { return {}; }
   static bool applies(OpKind k) { return k == OpKind::kRead || k == OpKind::kWrite; }
+  static bool is_pure(const LinOp& op) { return op.kind == OpKind::kRead; }
   static bool step(const State& s, const LinOp& op, State& out) {
     if (op.kind == OpKind::kRead) {
       out = s;
@@ -114,6 +118,7 @@ struct CasRegisterModel {
   static constexpr std::string_view kName = "cas-register";
   static State init() { return {}; }
   static bool applies(OpKind k) { return k == OpKind::kCas || RegisterModel::applies(k); }
+  static bool is_pure(const LinOp& op) { return op.kind == OpKind::kRead; }
   static bool step(const State& s, const LinOp& op, State& out) {
     if (op.kind != OpKind::kCas) return RegisterModel::step(s, op, out);
     if (s.value != op.arg) return false;

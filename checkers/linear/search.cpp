@@ -195,59 +195,107 @@ class Search {
     return Result::kLinearizable;  // meaning: within budget
   }
 
+  // The search's position: the current node (its prefix), state and set hash.
+  struct Position {
+    std::int32_t node = 0;
+    State state = Model::init();
+    std::uint64_t set_hash = 0;
+    std::size_t required_left = 0;
+  };
+
+  enum class Try { kPushed, kRefused, kSeen, kNoMemory };
+
+  // Linearizes op i next, if the model allows it and the configuration is new.
+  Try try_push(Position& at, std::int32_t i) {
+    ++out_.steps;
+    State next = at.state;
+    if (!Model::step(at.state, op(i), next)) return Try::kRefused;
+    std::uint64_t next_hash = at.set_hash ^ zobrist_[i];
+    std::int64_t node = visit(next_hash, next, at.node, i);
+    if (node == kNoMemory) return Try::kNoMemory;
+    if (node == kSeen) return Try::kSeen;
+    lift(i);
+    at.node = static_cast<std::int32_t>(node);
+    at.state = next;
+    at.set_hash = next_hash;
+    if (!op(i).info) --at.required_left;
+    auto depth = static_cast<std::size_t>(nodes_[at.node].depth);
+    if (depth > out_.deepest) {
+      out_.deepest = depth;
+      deepest_node_ = at.node;
+      blocked_ = -1;
+    }
+    return Try::kPushed;
+  }
+
+  // Undoes the last push; returns its op.
+  std::int32_t pop(Position& at) {
+    std::int32_t top = nodes_[at.node].op;
+    at.node = nodes_[at.node].parent;
+    unlift(top);
+    at.state = nodes_[at.node].state;
+    at.set_hash = nodes_[at.node].set_hash;
+    if (!op(top).info) ++at.required_left;
+    return top;
+  }
+
+  // A pure op (a read) that the state allows now may be linearized now in every
+  // linearization that exists from here: its invoke is past and everything that returned
+  // before its invoke is already linearized, so moving it forward breaks no real-time
+  // order, and it changes no state. Taking it first loses nothing, and if that fails this
+  // prefix fails. Returns kSeen for "this prefix fails", kRefused when no pure op applies.
+  Try take_pure_op(Position& at) {
+    for (std::int32_t e = next_[head_]; e != tail_ && is_call_[e]; e = next_[e]) {
+      std::int32_t i = entry_op_[e];
+      if (!Model::is_pure(op(i))) continue;
+      State unused = at.state;
+      if (!Model::step(at.state, op(i), unused)) continue;
+      return try_push(at, i);
+    }
+    return Try::kRefused;
+  }
+
   Result search() {
     if (required_ == 0) return Result::kLinearizable;
     if (!grow_memo()) return Result::kOutOfMemory;
     nodes_.push_back(Node{0, Model::init(), -1, -1, 0});
-    std::int32_t cur = 0;
-    State state = Model::init();
-    std::uint64_t set_hash = 0;
-    std::size_t required_left = required_;
+    Position at;
+    at.required_left = required_;
+    bool fresh = true;  // at a prefix not scanned yet
     std::int32_t e = next_[head_];
     for (std::uint64_t iter = 1;; ++iter) {
       if ((iter & 0x3ff) == 0) {
         if (Result r = over_budget(); r != Result::kLinearizable) return r;
       }
-      if (e == tail_) return Result::kLinearizable;  // only info calls were left
-      std::int32_t i = entry_op_[e];
-      if (is_call_[e]) {
-        ++out_.steps;
-        State next = state;
-        if (Model::step(state, op(i), next)) {
-          std::uint64_t next_hash = set_hash ^ zobrist_[i];
-          std::int64_t node = visit(next_hash, next, cur, i);
-          if (node == kNoMemory) return Result::kOutOfMemory;
-          if (node != kSeen) {
-            lift(i);
-            cur = static_cast<std::int32_t>(node);
-            state = next;
-            set_hash = next_hash;
-            if (!op(i).info && --required_left == 0) return Result::kLinearizable;
-            auto depth = static_cast<std::size_t>(nodes_[cur].depth);
-            if (depth > out_.deepest) {
-              out_.deepest = depth;
-              deepest_node_ = cur;
-              blocked_ = -1;
-            }
-            e = next_[head_];
-            continue;
-          }
+      if (at.required_left == 0) return Result::kLinearizable;
+      bool backtrack = false;
+      if (fresh) {
+        Try t = take_pure_op(at);
+        if (t == Try::kNoMemory) return Result::kOutOfMemory;
+        if (t == Try::kPushed) continue;
+        fresh = false;
+        e = next_[head_];
+        backtrack = t == Try::kSeen;
+      }
+      if (!backtrack) {
+        if (e == tail_) return Result::kLinearizable;  // only info calls were left
+        std::int32_t i = entry_op_[e];
+        if (is_call_[e]) {
+          Try t = try_push(at, i);
+          if (t == Try::kNoMemory) return Result::kOutOfMemory;
+          fresh = t == Try::kPushed;
+          e = next_[e];
+          continue;
         }
-        e = next_[e];
-        continue;
+        // A return: op i cannot be linearized after the current prefix.
+        if (static_cast<std::size_t>(nodes_[at.node].depth) == out_.deepest && blocked_ < 0) blocked_ = i;
       }
-      // A return: op i cannot be linearized after the current prefix. Backtrack.
-      if (static_cast<std::size_t>(nodes_[cur].depth) == out_.deepest &&
-          blocked_ < 0) {
-        blocked_ = i;
-      }
-      if (cur == 0) return Result::kNotLinearizable;
-      std::int32_t top = nodes_[cur].op;
-      cur = nodes_[cur].parent;
-      unlift(top);
-      state = nodes_[cur].state;
-      set_hash = nodes_[cur].set_hash;
-      if (!op(top).info) ++required_left;
+      // Backtrack; past a pure op taken first, its siblings are no better (take_pure_op).
+      std::int32_t top;
+      do {
+        if (at.node == 0) return Result::kNotLinearizable;
+        top = pop(at);
+      } while (Model::is_pure(op(top)));
       e = next_[call_entry_[top]];
     }
   }

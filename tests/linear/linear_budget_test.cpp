@@ -11,11 +11,11 @@ namespace {
 using testing::TestHistory;
 using testing::check_linearizable;
 
-// 14 concurrent writes of distinct values and 14 concurrent reads of them, plus one read
-// of a value never written: not linearizable, but only after exploring ~2^28 orders.
+// 20 concurrent writes of distinct values and 20 concurrent reads of them, plus one read
+// of a value never written: not linearizable, but only after exploring millions of prefixes.
 TestHistory hard_register_history() {
   TestHistory h;
-  const int n = 14;
+  const int n = 20;
   for (int i = 0; i < n; ++i) h.inv(0, i, "write", "{\"token\":null,\"value\":" + std::to_string(i) + "}");
   for (int i = 0; i < n; ++i) h.inv(0, 100 + i, "read");
   h.inv(0, 999, "read");
