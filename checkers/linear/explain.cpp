@@ -78,18 +78,22 @@ std::string violation_sentence(const Partition& p, const SearchOutcome& out, Mod
   std::string s = "Key \"" + p.key + "\" is not linearizable as a " + std::string(to_string(m)) + ": ";
   if (out.blocked_op < 0) return s + "no op could be linearized.";
   const LinOp& blocked = p.ops[static_cast<std::size_t>(out.blocked_op)];
-  s += describe_op(blocked, p) + " cannot take effect after the longest linearizable prefix (" +
-       std::to_string(out.prefix.size()) + (out.prefix.size() == 1 ? " op" : " ops");
-  if (!out.prefix.empty()) s += ", the last: " + describe_op(p.ops[out.prefix.back()], p);
-  s += "), when " + out.state_after_prefix + ".";
   std::size_t concurrent = 0;
   for (const LinOp& op : p.ops) {
     if (&op != &blocked && model_applies(m, op.kind) && overlaps(op, blocked)) ++concurrent;
   }
   // Appended piecewise: GCC 12 warns falsely (-Wrestrict) on `" " + std::string`.
-  s += ' ';
-  s += std::to_string(concurrent);
-  s += concurrent == 1 ? " other op was" : " other ops were";
+  s += "the " + describe_op(blocked, p) + " cannot take effect after the longest linearizable prefix of ";
+  s += std::to_string(out.prefix.size());
+  s += out.prefix.size() == 1 ? " op" : " ops";
+  if (!out.prefix.empty()) {
+    const LinOp& last = p.ops[out.prefix.back()];
+    s += " (ending with the " + std::string(to_string(last.kind)) + " by process " + std::to_string(last.process);
+    s += " at index " + std::to_string(last.invoke_index) + ")";
+  }
+  s += ", when " + out.state_after_prefix + "; ";
+  s += concurrent == 0 ? std::string("no") : std::to_string(concurrent);
+  s += concurrent <= 1 ? " other op was" : " other ops were";
   s += " concurrent with it.";
   return s;
 }

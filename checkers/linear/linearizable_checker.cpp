@@ -172,8 +172,9 @@ class LinearizableChecker : public Checker {
     const std::string keys = std::to_string(parts.size()) + (parts.size() == 1 ? " key" : " keys");
     if (r.count > 0) {
       r.verdict = Verdict::kInvalid;
-      r.summary += " " + std::to_string(r.count) + " of " + keys + (r.count == 1 ? " is" : " are") + " not linearizable (model " + model +
-                   ", " + chosen + ").";
+      r.summary += ' ';
+      r.summary += std::to_string(r.count) + " of " + keys + (r.count == 1 ? " is" : " are") +
+                   " not linearizable (model " + model + ", " + chosen + ").";
     } else if (first_unfinished) {
       r.verdict = Verdict::kUnknown;
       const SearchOutcome& o = *first_unfinished;
@@ -200,12 +201,12 @@ class LinearizableChecker : public Checker {
 
 }  // namespace
 
-std::unique_ptr<Checker> make_linearizable_checker(const CheckOptions& opts, unsigned threads) {
+std::unique_ptr<Checker> make_linearizable_checker_on_threads(const CheckOptions& opts, unsigned threads) {
   return std::make_unique<LinearizableChecker>(opts, threads);
 }
 
 std::unique_ptr<Checker> make_linearizable_checker(const CheckOptions& opts) {
-  return make_linearizable_checker(opts, 0);
+  return make_linearizable_checker_on_threads(opts, 0);
 }
 
 }  // namespace fencecheck

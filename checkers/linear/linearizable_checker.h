@@ -31,7 +31,8 @@ std::string model_names();
 
 // Throws std::invalid_argument naming the known models when opts.model is unknown; call
 // is_known_model() first to report bad input (exit 3) before reading the history.
+// One name per signature, so that the registry can take the first as a function pointer.
 std::unique_ptr<Checker> make_linearizable_checker(const CheckOptions& opts);
-std::unique_ptr<Checker> make_linearizable_checker(const CheckOptions& opts, unsigned threads);
+std::unique_ptr<Checker> make_linearizable_checker_on_threads(const CheckOptions& opts, unsigned threads);
 
 }  // namespace fencecheck

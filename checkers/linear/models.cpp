@@ -111,15 +111,15 @@ std::string describe_op(const LinOp& op, const Partition& p) {
   switch (op.kind) {
     case OpKind::kAcquire:
     case OpKind::kRelease:
-      if (op.arg != kNoToken) d += " (token " + std::to_string(op.arg) + ")";
+      if (op.arg != kNoToken) d += " with token " + std::to_string(op.arg);
       break;
     case OpKind::kRead: d += " returning " + value(op.arg); break;
     case OpKind::kWrite: d += " of " + value(op.arg); break;
     case OpKind::kCas: d += " from " + value(op.arg) + " to " + value(op.arg2); break;
   }
-  d += ", invoked " + format_seconds(op.call);
-  d += op.info ? ", outcome unknown (info)" : ", ok " + format_seconds(op.ret);
-  d += ", index " + std::to_string(op.invoke_index);
+  d += " (invoked " + format_seconds(op.call);
+  d += op.info ? ", outcome unknown" : ", ok " + format_seconds(op.ret);
+  d += ", index " + std::to_string(op.invoke_index) + ")";
   return d;
 }
 

@@ -145,7 +145,7 @@ bool model_applies(ModelKind m, OpKind k);
 //    expects: once it took effect only a later write could follow it.
 std::vector<bool> useful_ops(ModelKind m, const Partition& p);
 
-// "acquire by process 3 (token 7), invoked 1.204 s, ok 1.300 s, index 57/58"
+// "acquire by process 3 with token 7 (invoked 1.204 s, ok 1.300 s, index 57)"
 std::string describe_op(const LinOp& op, const Partition& p);
 
 }  // namespace fencecheck::linear

@@ -91,6 +91,23 @@ TEST(MutexModel, TimesCompareStrictly) {
   EXPECT_EQ(verdict(early, "mutex"), Verdict::kInvalid);
 }
 
+TEST(MutexModel, InfoAcquireFollowedByItsProcessIsKept) {
+  // Not a well-formed history (an info retires its process), but the checker alone must
+  // not assume it: the release by p0 is only possible if the info acquire took effect.
+  TestHistory h;
+  h.inv(0, 0, "acquire").info(1, 0).inv(5, 0, "release").ok(6, 0).inv(7, 1, "acquire").ok(8, 1);
+  EXPECT_EQ(verdict(h, "mutex"), Verdict::kValid);
+}
+
+TEST(MutexModel, UselessInfoAcquiresAreLeftOutOfTheSearch) {
+  TestHistory h;
+  h.inv(0, 0, "acquire").info(1, 0).inv(2, 1, "acquire").info(3, 1);
+  h.inv(4, 2, "acquire").ok(5, 2).inv(6, 2, "release").ok(7, 2);
+  auto r = check_linearizable(h.events, "mutex");
+  EXPECT_EQ(r.verdict, Verdict::kValid);
+  EXPECT_EQ(r.stats["useless_info_ops_left_out"], 2);
+}
+
 TEST(MutexModel, CutShortInvokeCountsAsInfo) {
   TestHistory h;
   h.inv(0, 0, "acquire").ok(1, 0).inv(2, 0, "release").inv(5, 1, "acquire").ok(6, 1);
@@ -185,6 +202,17 @@ TEST(RegisterModel, InfoWriteMayTakeEffectLateButOnce) {
   EXPECT_EQ(verdict(h, "register"), Verdict::kValid);
   h.inv(6, 1, "read").ok(7, 1, "null");
   EXPECT_EQ(verdict(h, "register"), Verdict::kInvalid);
+}
+
+TEST(RegisterModel, InfoWriteOfAValueNobodyReadsIsLeftOut) {
+  TestHistory h;
+  h.inv(0, 0, "write", wr(9)).info(1, 0).inv(2, 1, "write", wr(1)).ok(3, 1).inv(4, 2, "read").ok(5, 2, "1");
+  auto r = check_linearizable(h.events, "register");
+  EXPECT_EQ(r.verdict, Verdict::kValid);
+  EXPECT_EQ(r.stats["useless_info_ops_left_out"], 1);
+  TestHistory observed = h;
+  observed.inv(6, 2, "read").ok(7, 2, "9");
+  EXPECT_EQ(verdict(observed, "register"), Verdict::kValid);  // 9 is read: the write is kept
 }
 
 TEST(RegisterModel, FailedWriteAndInfoReadAreDropped) {

@@ -80,7 +80,7 @@ inline CheckResult check_linearizable(const std::vector<Event>& events, const st
   opts.model = model;
   opts.time_limit_s = time_limit_s;
   opts.memory_limit_bytes = memory_limit;
-  auto checker = make_linearizable_checker(opts, threads);
+  auto checker = make_linearizable_checker_on_threads(opts, threads);
   for (const Event& e : events) checker->observe(e);
   return checker->finish();
 }
