@@ -210,33 +210,36 @@ void corrupt(Model m, std::vector<SimOp>& ops, std::mt19937_64& rng) {
 
 std::string json_value(int v) { return v == kNull ? "null" : std::to_string(v); }
 
-std::vector<Event> to_events(const std::vector<SimOp>& ops) {
-  struct Line {
-    Nanos time;
-    int order;
-    const SimOp* op;
-    bool invoke;
-  };
-  std::vector<Line> lines;
-  for (const SimOp& op : ops) {
-    lines.push_back({op.call, 1, &op, true});
-    if (op.ret != kInf) lines.push_back({op.ret, 0, &op, false});
+struct Line {
+  Nanos time;
+  int order;
+  SimOp op;
+  std::string key;
+  bool invoke;
+};
+
+// The invoke and completion lines of `ops` on `key`, their processes shifted by `offset`.
+void add_lines(const std::vector<SimOp>& ops, const std::string& key, std::int64_t offset, std::vector<Line>& out) {
+  for (SimOp op : ops) {
+    op.process += offset;
+    out.push_back({op.call, 1, op, key, true});
+    // An info is written right after its invoke; at equal times completions go first,
+    // which keeps every process to one op in flight.
+    out.push_back({op.ret == kInf ? op.call : op.ret, op.ret == kInf ? 2 : 0, op, key, false});
   }
-  // Infos are written right after their invoke's time; completions first at equal times
-  // keeps every process to one op in flight.
-  for (const SimOp& op : ops) {
-    if (op.ret == kInf) lines.push_back({op.call, 2, &op, false});
-  }
+}
+
+std::vector<Event> to_events(std::vector<Line> lines) {
   std::stable_sort(lines.begin(), lines.end(),
                    [](const Line& a, const Line& b) { return std::tie(a.time, a.order) < std::tie(b.time, b.order); });
   testing::TestHistory h;
   for (const Line& l : lines) {
-    const SimOp& op = *l.op;
+    const SimOp& op = l.op;
     if (l.invoke) {
       std::string value = "null";
       if (op.f == "write") value = "{\"token\":null,\"value\":" + json_value(op.a) + "}";
       if (op.f == "cas") value = "{\"expect\":" + json_value(op.a) + ",\"value\":" + json_value(op.b) + "}";
-      h.inv(op.call, op.process, op.f, value);
+      h.inv(op.call, op.process, op.f, value, l.key);
     } else if (op.outcome == SimOp::kFail) {
       h.fail(l.time, op.process);
     } else if (op.outcome == SimOp::kInfo) {
@@ -248,6 +251,12 @@ std::vector<Event> to_events(const std::vector<SimOp>& ops) {
     }
   }
   return h.events;
+}
+
+std::vector<Event> to_events(const std::vector<SimOp>& ops) {
+  std::vector<Line> lines;
+  add_lines(ops, "k", 0, lines);
+  return to_events(std::move(lines));
 }
 
 class LinearizableProperty : public ::testing::TestWithParam<Model> {};
@@ -279,6 +288,25 @@ TEST_P(LinearizableProperty, AgreesWithBruteForceOracle) { agree_with_oracle(Get
 // Longer and more concurrent, where the engine's shortcuts (just-in-time candidates, pure
 // ops first, useless infos left out, the memo) have room to go wrong.
 TEST_P(LinearizableProperty, AgreesWithOracleOnLongerHistories) { agree_with_oracle(GetParam(), 1000, 8, 16, 6); }
+
+// Many keys in one history, checked in parallel: one violation per key the oracle rejects.
+TEST_P(LinearizableProperty, KeysAreJudgedIndependentlyInParallel) {
+  const Model m = GetParam();
+  std::mt19937_64 rng(0xbeef + static_cast<unsigned>(m));
+  for (int round = 0; round < 100; ++round) {
+    std::vector<Line> lines;
+    std::uint64_t expected_invalid = 0;
+    for (int k = 0; k < 6; ++k) {
+      std::vector<SimOp> ops = simulate(m, rng, 7, 4);
+      if (rng() % 2) corrupt(m, ops, rng);
+      expected_invalid += oracle_linearizable(m, ops) ? 0 : 1;
+      add_lines(ops, "key" + std::to_string(k), 100 * k, lines);
+    }
+    auto r = check_linearizable(to_events(std::move(lines)), model_name(m), 30, std::size_t{1} << 30, 3);
+    ASSERT_EQ(r.count, expected_invalid) << "round " << round << ": " << r.summary;
+    ASSERT_EQ(r.verdict == Verdict::kInvalid, expected_invalid > 0) << r.summary;
+  }
+}
 
 INSTANTIATE_TEST_SUITE_P(AllModels, LinearizableProperty,
                          ::testing::Values(Model::kMutex, Model::kFencedMutex, Model::kRegister,
