@@ -47,6 +47,7 @@ struct EdnHistoryReader::Impl {
   std::uint64_t ordinal = 0;
   std::optional<std::uint64_t> last_index;
   std::optional<bool> independent;  // decided by the first client op with a non-nil value
+  std::optional<bool> lines_are_time;  // decided by the first op: does it lack :time?
 
   Impl(std::unique_ptr<std::istream> stream, const std::string& source)
       : name(source), in(std::move(stream)), parser(*in, source), validator(source) {}
@@ -89,7 +90,15 @@ struct EdnHistoryReader::Impl {
     const Value& f = require(op, "f");
     e.f_name = name_of(f);
     if (e.f_name.empty()) fail(f, ":f", "must be a keyword, found " + edn::a_kind(f.kind));
-    e.time = require_count(op, "time");
+    // Knossos-era histories have no :time; their line order is their real-time order.
+    if (!lines_are_time) lines_are_time = op.get("time") == nullptr;
+    if (*lines_are_time) {
+      if (const Value* time = op.get("time")) fail(*time, ":time", "present here but absent from the first op");
+      if (warnings.empty()) warnings.push_back(name + ": no :time in the ops; the order of the ops is used as time");
+      e.time = static_cast<Nanos>(ordinal);
+    } else {
+      e.time = require_count(op, "time");
+    }
     e.index = ordinal++;
     if (const Value* index = op.get("index")) {
       std::int64_t i = require_count(op, "index");

@@ -4,7 +4,8 @@
 // Input: a sequence of op maps (one per line, spread over lines, or inside one top-level
 // vector), each with :type (:invoke :ok :fail :info), :process (an integer, or :nemesis),
 // :f, :value, :time (ns) and optionally :index (else events are numbered in file order)
-// and :error. Tagged ops (#jepsen.history.Op{...}) are read as their map.
+// and :error. Tagged ops (#jepsen.history.Op{...}) are read as their map. Histories with
+// no :time at all (Knossos test data) use the op's position as its time, with a warning.
 //
 // Mapping: :acquire/:release/:read/:write/:cas become our client functions; anything else
 // on a client is an error. Nemesis events become nemesis lines (type info). Values follow

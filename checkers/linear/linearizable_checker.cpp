@@ -47,6 +47,11 @@ std::string seconds_text(double s) {
   return buf;
 }
 
+std::string bytes_text(std::size_t bytes) {
+  if (bytes >= (std::size_t{1} << 20)) return std::to_string(bytes >> 20) + " MiB";
+  return std::to_string(bytes >> 10) + " KiB";
+}
+
 std::string_view result_name(Result r) {
   switch (r) {
     case Result::kLinearizable: return "linearizable";
@@ -179,7 +184,7 @@ class LinearizableChecker : public Checker {
       r.verdict = Verdict::kUnknown;
       const SearchOutcome& o = *first_unfinished;
       std::string limit = o.result == Result::kOutOfMemory
-                              ? "the memory limit of " + std::to_string(opts_.memory_limit_bytes >> 20) + " MiB"
+                              ? "the memory limit of " + bytes_text(opts_.memory_limit_bytes)
                               : "the time limit of " + seconds_text(opts_.time_limit_s);
       r.summary = "Could not decide within " + limit + ": " + std::to_string(finished) + " of " + keys +
                   " finished; key \"" + parts[first_unfinished_key].key + "\" stopped after a linearizable prefix of " +

@@ -182,6 +182,26 @@ TEST(EdnFixtures, IndependentKeysAreCheckedSeparately) {
   EXPECT_EQ(r.stats["keys"], 2);
 }
 
+TEST(EdnHistoryReader, HistoriesWithoutTimeUseLineOrder) {
+  const std::string text =
+      "{:process 0, :type :invoke, :f :write, :value 1}\n"
+      "{:process 0, :type :ok, :f :write, :value 1}\n"
+      "{:process 1, :type :invoke, :f :read, :value nil}\n"
+      "{:process 1, :type :ok, :f :read, :value nil}\n";
+  EdnHistoryReader r(std::make_unique<std::istringstream>(text), "t.edn");
+  auto checker = make_linearizable_checker(CheckOptions{});
+  std::vector<Event> events;
+  for (Event e; r.next(e);) {
+    events.push_back(e);
+    checker->observe(e);
+  }
+  EXPECT_EQ(events[3].time, 3);
+  ASSERT_EQ(r.warnings().size(), 1u);
+  EXPECT_EQ(checker->finish().verdict, Verdict::kInvalid);  // the read follows the write
+  EXPECT_EQ(read_error("{:process 0, :type :invoke, :f :read}\n{:process 0, :type :ok, :f :read, :time 5}"),
+            "t.edn:2: field ':time': column 41: present here but absent from the first op");
+}
+
 TEST(EdnHistoryReader, MissingFileIsAnInputError) {
   EXPECT_THROW(EdnHistoryReader("/nonexistent/history.edn"), InputError);
 }
