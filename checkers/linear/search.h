@@ -7,9 +7,10 @@
 // proves useless (models.h, useful_ops) are left out before the search starts.
 //
 // search_partition() is thread-safe for distinct partitions sharing one SearchBudget: the
-// budget's deadline, memory counter and stop flag are the only shared state. It never
-// throws on a hard input; running out of time or memory yields kOutOfTime/kOutOfMemory
-// with how far the search got.
+// budget's deadline, memory counter and stop flag are the only shared state. A hard input
+// never makes it run unbounded: running out of time or of the memo's memory budget yields
+// kOutOfTime/kOutOfMemory with how far the search got. Only the allocator's own
+// std::bad_alloc can escape (the checker turns it into kOutOfMemory).
 #pragma once
 
 #include <atomic>
