@@ -5,6 +5,7 @@
 #include <memory>
 #include <stdexcept>
 
+#include "checkers/edn/edn_history_reader.h"
 #include "checkers/history_reader.h"
 #include "checkers/registry.h"
 
@@ -13,7 +14,8 @@ namespace {
 
 std::unique_ptr<EventSource> open_history(const CheckRequest& req) {
   if (req.format == "jsonl") return std::make_unique<HistoryReader>(req.history);
-  throw std::invalid_argument("unknown history format \"" + req.format + "\" (expected jsonl)");
+  if (req.format == "edn") return std::make_unique<EdnHistoryReader>(req.history);
+  throw std::invalid_argument("unknown history format \"" + req.format + "\" (expected jsonl or edn)");
 }
 
 }  // namespace

@@ -70,6 +70,11 @@ class ExclusionChecker : public Checker {
     for (const auto& [a, b] : found) r.violations.push_back(violation_json(*a, *b));
     r.verdict = r.count == 0 ? Verdict::kValid : Verdict::kInvalid;
     r.stats = {{"holds", done_.size()}, {"keys", keys_.size()}};
+    if (done_.empty()) {
+      r.verdict = Verdict::kSkipped;
+      r.summary = "no acquire completed ok: no hold to judge";
+      return r;
+    }
     r.summary = r.count == 0 ? std::to_string(done_.size()) + " holds on " +
                                    std::to_string(keys_.size()) + " key(s), none overlapping"
                              : sentence(*found.front().first, *found.front().second);

@@ -1,5 +1,6 @@
 #include "checkers/registry.h"
 
+#include "checkers/linear/linearizable_checker.h"
 #include "checkers/safety.h"
 #include "harness/named_registry.h"
 
@@ -11,6 +12,8 @@ const std::vector<CheckerInfo>& checker_registry() {
       {"tokens", "fencing tokens are unique and increase with real time", make_tokens_checker},
       {"resource", "no stale token accepted, no lost update, no failed write visible",
        make_resource_checker},
+      {"linearizable", "per key, the history is linearizable against a lock or register model",
+       make_linearizable_checker},
   };
   return registry;
 }

@@ -2,7 +2,8 @@
 // Checker (checker.h); memory grows with the holds / grants / writes it must remember,
 // not with the history. Exclusion and tokens run in O(n log n).
 //
-//  exclusion — two holds of one key by different processes overlap in time.
+//  exclusion — two holds of one key by different processes overlap in time. Skipped when
+//              no acquire completed ok.
 //  tokens    — a token granted twice, or lower than one granted and completed before the
 //              acquire was invoked. Skipped when no ok acquire carries a token.
 //  resource  — the resource accepted a stale token; for lock-append keys, an ok write's

@@ -6,6 +6,7 @@
 
 #include "checkers/check.h"
 #include "checkers/event_source.h"
+#include "checkers/linear/linearizable_checker.h"
 #include "checkers/registry.h"
 #include "harness/results_file.h"
 
@@ -26,6 +27,11 @@ struct CheckArgs {
 int run_check(const CheckArgs& a) {
   CheckRequest req = a.request;
   req.checkers = a.checkers;
+  if (!is_known_model(req.options.model)) {
+    std::cerr << "fencecheck check: unknown model \"" << req.options.model << "\"; valid models: "
+              << model_names() << "\n";
+    return 3;
+  }
   fs::path out = a.out;
   std::error_code ec;
   if (fs::is_directory(a.path, ec)) {
@@ -96,6 +102,16 @@ void add_check_command(CLI::App& app) {
   cmd->add_flag("--json", args->json, "print results.json to stdout instead of the summary");
   cmd->add_option("--format", args->request.format, "history format: jsonl (default) or edn")
       ->check(CLI::IsMember({"jsonl", "edn"}));
+  cmd->add_option("--model", args->request.options.model,
+                  "linearizable: " + model_names() + " (default: chosen from the history)");
+  cmd->add_option("--time-limit", args->request.options.time_limit_s,
+                  "linearizable: seconds of search before the verdict is unknown")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--memory-limit", args->request.options.memory_limit_bytes,
+                  "linearizable: memory for the search before the verdict is unknown (e.g. 512M, 2G)")
+      ->transform(CLI::AsSizeValue(false))
+      ->capture_default_str();
   cmd->callback([args] { throw CLI::RuntimeError(run_check(*args)); });
 }
 

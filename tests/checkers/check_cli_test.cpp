@@ -73,6 +73,38 @@ TEST(CheckCli, MissingPathAndUsageErrorsAreExit3) {
   EXPECT_EQ(fencecheck("bogus-command").code, 3);
 }
 
+TEST(CheckCli, JepsenEdnMutexHistories) {
+  const std::string data = std::string(FENCECHECK_SOURCE_DIR) + "/tests/edn/data/";
+  auto bad = fencecheck("check --format edn " + data + "mutex_invalid.edn --checkers linearizable");
+  EXPECT_EQ(bad.code, 1) << bad.out;
+  EXPECT_NE(bad.out.find("not linearizable as a mutex"), std::string::npos) << bad.out;
+  auto good = fencecheck("check --format edn " + data + "mutex_valid.edn");
+  EXPECT_EQ(good.code, 0) << good.out;
+  EXPECT_NE(good.out.find("chosen from the history"), std::string::npos) << good.out;
+}
+
+TEST(CheckCli, LinearizableOptions) {
+  const std::string edn = std::string(FENCECHECK_SOURCE_DIR) + "/tests/edn/data/mutex_valid.edn";
+  auto unknown = fencecheck("check --format edn " + edn + " --model semaphore");
+  EXPECT_EQ(unknown.code, 3);
+  EXPECT_NE(unknown.out.find("mutex, fenced-mutex, register, cas-register"), std::string::npos) << unknown.out;
+  auto forced = fencecheck("check --format edn " + edn + " --model register --checkers linearizable");
+  EXPECT_EQ(forced.code, 0) << forced.out;  // no read or write: nothing of that model to judge
+  EXPECT_NE(forced.out.find("skipped"), std::string::npos) << forced.out;
+  EXPECT_EQ(fencecheck("check --format edn " + edn + " --time-limit -1").code, 3);
+  EXPECT_EQ(fencecheck("check --format edn " + edn + " --memory-limit 64M").code, 0);
+}
+
+TEST(CheckCli, BadEdnNamesLineAndColumn) {
+  HistoryBuilder h;
+  std::string path = h.dir() + "/history.edn";
+  std::ofstream(path) << "{:type :invoke, :f :acquire, :process 0, :time 1}\n{:type :ok, :f \"unclosed}\n";
+  auto r = fencecheck("check --format edn " + path);
+  EXPECT_EQ(r.code, 3);
+  EXPECT_NE(r.out.find("history.edn:2:"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("column"), std::string::npos) << r.out;
+}
+
 TEST(CheckCli, HelpAndVersion) {
   auto help = fencecheck("check --help");
   EXPECT_EQ(help.code, 0);

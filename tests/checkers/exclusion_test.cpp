@@ -40,6 +40,13 @@ TEST(Exclusion, OverlappingHoldsAreAViolationWithBothOps) {
   EXPECT_EQ(v["key"], "l0");
 }
 
+TEST(Exclusion, SkippedWithoutHolds) {
+  HistoryBuilder h;
+  h.op(1, "invoke", "acquire", "l0", nullptr, 0).op(1, "fail", "acquire", "l0", nullptr, 1);
+  h.read(2, "k0", json::array(), 2, 3);
+  EXPECT_EQ(h.result("exclusion").verdict, Verdict::kSkipped);
+}
+
 TEST(Exclusion, DifferentKeysNeverConflict) {
   HistoryBuilder h;
   h.acquire(1, "l0", 0, 1).acquire(2, "l1", 1, 2).release(1, "l0", 5, 6).release(2, "l1", 7, 8);
