@@ -31,6 +31,20 @@ bool next_object(jsonl::LineReader& lines, jsonl::ObjectParser& parser,
   return false;
 }
 
+// Clears an event for reuse without giving back its strings' memory: the reader fills the
+// same Event millions of times.
+void reset_keeping_capacity(Event& e) {
+  e.token.reset();
+  e.f_name.clear();
+  e.key.clear();
+  e.value.clear();
+  e.node.clear();
+  e.error.clear();
+  e.appended.clear();
+  e.read_is_array = false;
+  e.read_items.clear();
+}
+
 // Functions whose value carries a shape the checkers rely on (a token, the written list).
 bool needs_value(const Event& e) {
   return (e.f == OpFn::kAcquire && e.type == OpType::kOk) || e.f == OpFn::kRelease ||
@@ -100,7 +114,7 @@ bool HistoryReader::next(Event& e) {
   simdjson::dom::object obj;
   if (!next_object(impl_->lines, impl_->parser, impl_->warnings, obj)) return false;
   const jsonl::Fields fl{impl_->lines.path(), impl_->lines.line_number(), obj};
-  e = Event{};
+  reset_keeping_capacity(e);
   e.line = fl.line;
   e.index = static_cast<std::uint64_t>(fl.require_int("index", 0));
   e.time = fl.require_int("time", 0);
@@ -119,11 +133,11 @@ bool HistoryReader::next(Event& e) {
   if (!t) fl.fail("type", "unknown type \"" + std::string(type) + "\" (expected invoke, ok, fail or info)");
   e.type = *t;
 
-  e.f_name = std::string(fl.require_string("f"));
+  e.f_name.assign(fl.require_string("f"));
   auto value = fl.find("value");
   e.value = value ? jsonl::canonical(*value) : "null";
-  e.node = fl.optional_string("node");
-  e.error = fl.optional_string("error");
+  e.node.assign(fl.optional_string("node"));
+  e.error.assign(fl.optional_string("error"));
 
   if (e.is_nemesis()) {
     e.f = OpFn::kNemesis;
@@ -131,7 +145,7 @@ bool HistoryReader::next(Event& e) {
     auto f = parse_client_fn(e.f_name);
     if (!f) fl.fail("f", "unknown client function \"" + e.f_name + "\" (expected acquire, release, read, write or cas)");
     e.f = *f;
-    e.key = std::string(fl.require_string("key"));
+    e.key.assign(fl.require_string("key"));
     if (auto v = fl.find("value")) {
       decode_client_value(fl, *v, e);
     } else if (needs_value(e)) {
@@ -178,8 +192,8 @@ bool ResourceLogReader::next(ResourceEntry& r) {
   if (!token.is_null()) r.token = fl.require_int("token", INT64_MIN);
   r.value = fl.find("value") ? jsonl::canonical(*fl.find("value")) : "null";
   r.accepted = fl.require_bool("accepted");
-  r.reason = fl.optional_string("reason");
-  r.client = fl.optional_string("client");
+  r.reason.assign(fl.optional_string("reason"));
+  r.client.assign(fl.optional_string("client"));
   return true;
 }
 

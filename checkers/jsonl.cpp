@@ -72,10 +72,23 @@ void Fields::fail(std::string_view field, const std::string& what) const {
   throw InputError(file, line, std::string(field), what);
 }
 
+Fields::Fields(const std::string& file_name, std::size_t line_number, simdjson::dom::object obj)
+    : file(file_name), line(line_number) {
+  for (simdjson::dom::key_value_pair field : obj) {
+    for (std::size_t i = 0; i < count_; ++i) {
+      if (keys_[i] == field.key) fail(field.key, "appears twice on the line");
+    }
+    if (count_ == kMaxFields) fail(field.key, "too many fields on one line (at most 16)");
+    keys_[count_] = field.key;
+    values_[count_++] = field.value;
+  }
+}
+
 std::optional<simdjson::dom::element> Fields::find(std::string_view field) const {
-  simdjson::dom::element e;
-  if (obj.at_key(field).get(e)) return std::nullopt;
-  return e;
+  for (std::size_t i = 0; i < count_; ++i) {
+    if (keys_[i] == field) return values_[i];
+  }
+  return std::nullopt;
 }
 
 simdjson::dom::element Fields::require(std::string_view field) const {
@@ -109,7 +122,7 @@ bool Fields::require_bool(std::string_view field) const {
   return b;
 }
 
-std::string Fields::optional_string(std::string_view field) const {
+std::string_view Fields::optional_string(std::string_view field) const {
   auto e = find(field);
   if (!e || e->is_null()) return {};
   std::string_view s;

@@ -49,11 +49,15 @@ class ObjectParser {
   simdjson::dom::parser parser_;
 };
 
-// Typed access: each throws InputError(file, line, field, …) when missing or mistyped.
-struct Fields {
+// Typed access to one line's top-level fields: each throws InputError(file, line, field, …)
+// when missing or mistyped. The object is walked once; lookups then scan a small array,
+// which is far cheaper than simdjson's at_key walking the tape for every field.
+class Fields {
+ public:
+  Fields(const std::string& file, std::size_t line, simdjson::dom::object obj);
+
   const std::string& file;
-  std::size_t line;
-  simdjson::dom::object obj;
+  const std::size_t line;
 
   [[noreturn]] void fail(std::string_view field, const std::string& what) const;
   std::optional<simdjson::dom::element> find(std::string_view field) const;
@@ -61,10 +65,16 @@ struct Fields {
   std::int64_t require_int(std::string_view field, std::int64_t min) const;
   std::string_view require_string(std::string_view field) const;
   bool require_bool(std::string_view field) const;
-  // An optional string field: empty when absent or null.
-  std::string optional_string(std::string_view field) const;
+  // An optional string field: empty when absent or null. Valid until the next line is parsed.
+  std::string_view optional_string(std::string_view field) const;
   // {"token": N|null} inside an object value; `where` names the field in errors.
   std::optional<std::int64_t> token_of(simdjson::dom::element value, std::string_view where) const;
+
+ private:
+  static constexpr std::size_t kMaxFields = 16;  // more than any line of the contract has
+  std::size_t count_ = 0;
+  std::string_view keys_[kMaxFields];
+  simdjson::dom::element values_[kMaxFields];
 };
 
 const char* type_name(simdjson::dom::element_type t);
