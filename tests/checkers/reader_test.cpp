@@ -32,6 +32,10 @@ const std::string kInvoke2 = R"({"index":2,"time":5,"process":2,"type":"invoke",
 
 TEST(Reader, BadJson) { expect_error({R"({"index":2,"time":)"}, 3, "", "malformed JSON"); }
 TEST(Reader, NotAnObject) { expect_error({"[1,2]"}, 3, "", "must be a JSON object"); }
+TEST(Reader, DuplicateField) {
+  expect_error({R"({"index":2,"time":5,"time":6,"process":2,"type":"invoke","f":"acquire","key":"l0"})"}, 3,
+               "time", "appears twice");
+}
 TEST(Reader, MissingIndex) {
   expect_error({R"({"time":5,"process":2,"type":"invoke","f":"acquire","key":"l0"})"}, 3, "index", "missing");
 }
