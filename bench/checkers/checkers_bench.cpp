@@ -57,6 +57,7 @@ BENCHMARK(BM_ParseOnly)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Checker, exclusion, "exclusion")->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Checker, tokens, "tokens")->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Checker, resource, "resource")->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Checker, linearizable, "linearizable")->Unit(benchmark::kMillisecond);
 
 }  // namespace
 
