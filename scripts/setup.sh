@@ -9,7 +9,7 @@ packages=(
   g++ cmake make pkg-config clang libclang-rt-14-dev
   # libraries
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
-  nlohmann-json3-dev libsimdjson-dev libboost-dev libboost-filesystem-dev
+  nlohmann-json3-dev libsimdjson-dev libboost-dev
   libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev
   libhiredis-dev libzookeeper-mt-dev libpq-dev
   # servers under test
