@@ -127,7 +127,7 @@ std::string_view Fields::optional_string(std::string_view field) const {
   if (!e || e->is_null()) return {};
   std::string_view s;
   if (e->get_string().get(s)) fail(field, std::string("must be a string, found ") + type_name(e->type()));
-  return std::string(s);
+  return s;  // points into the parser's buffer, which outlives this line's use
 }
 
 std::optional<std::int64_t> Fields::token_of(simdjson::dom::element value,

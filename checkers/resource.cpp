@@ -3,10 +3,11 @@
 // 1. resource.jsonl, in file order: an accepted op whose token is below the highest token
 //    already accepted on its key is a stale access (rejected entries raise nothing).
 // 2. lock-append keys (ok reads return arrays, or writes append to arrays): the final read
-//    is the last ok read of the key. Every element added by an ok write that completed
-//    before the final read was invoked must be in it (else a lost update); the element of a
-//    fail write must never be (info writes may go either way). A final read of null is an
-//    empty list (no write survived).
+//    is the last ok read of the key. Every element added by an ok write must be in it (else
+//    a lost update) — even a write that completed after that read began: the runner makes
+//    its final reads after every client stopped, so such a write means the final reads
+//    failed, and nothing may pass unjudged. The element of a fail write must never be in
+//    it (info writes may go either way). A final read of null is an empty list.
 #include <algorithm>
 #include <map>
 #include <unordered_set>
@@ -31,7 +32,7 @@ struct AppendKey {
   std::vector<Write> failed_writes;
   bool has_final_read = false;
   bool final_is_list = true;
-  Nanos final_invoked = 0;
+  Nanos final_invoked = 0;  // to say so when a missing write completed after the read began
   std::uint64_t final_index = 0;
   std::vector<std::string> final_items;
 };
@@ -89,7 +90,7 @@ class ResourceChecker : public Checker {
   }
 
   CheckResult finish() override {
-    std::uint64_t judged = 0, not_judged = 0;
+    std::uint64_t judged = 0, after_final = 0;
     for (auto& [key, k] : keys_) {
       if (!k.has_final_read) {
         notes_.push_back("no ok read of " + key + ": its writes were not judged");
@@ -101,17 +102,16 @@ class ResourceChecker : public Checker {
       }
       std::unordered_set<std::string> present(k.final_items.begin(), k.final_items.end());
       for (const Write& w : k.ok_writes) {
-        if (w.completed >= k.final_invoked) {
-          ++not_judged;
-          continue;
-        }
         ++judged;
         if (present.contains(w.element)) continue;
+        bool after = w.completed >= k.final_invoked;
+        after_final += after;
         add(w.completed, write_violation("lost-update", key, w, k,
                                          "the ok write of " + w.element + " to " + key + " by " +
                                              describe_process(w.process, nodes_.name(w.node)) +
                                              " at " + format_seconds(w.completed) +
-                                             " is missing from the final read"));
+                                             " is missing from the final read" +
+                                             (after ? " (which began before the write completed)" : "")));
       }
       for (const Write& w : k.failed_writes) {
         if (!present.contains(w.element)) continue;
@@ -124,7 +124,7 @@ class ResourceChecker : public Checker {
     }
     CheckResult r;
     r.stats = {{"resource_log_entries", log_entries_}, {"append_keys", keys_.size()},
-               {"writes_judged", judged}, {"writes_after_final_read", not_judged}};
+               {"writes_judged", judged}, {"lost_after_final_read_began", after_final}};
     if (!notes_.empty()) r.stats["notes"] = notes_;
     if (log_entries_ == 0 && keys_.empty()) {
       r.verdict = Verdict::kSkipped;

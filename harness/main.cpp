@@ -27,6 +27,11 @@ int main(int argc, char** argv) {
     int code = app.exit(e);
     // --help and --version exit 0; any other usage error is bad input: exit 3.
     return code == 0 ? 0 : 3;
+  } catch (const std::exception& e) {
+    // Every subcommand reports its own errors; this is the last line of defence against
+    // an abort, so that a harness failure is always exit 3 with a message.
+    std::cerr << "fencecheck: " << e.what() << "\n";
+    return 3;
   }
   return 0;
 }

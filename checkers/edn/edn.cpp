@@ -21,6 +21,27 @@ bool is_delimiter(int c) {
          c == '}' || c == '"' || c == ';';
 }
 
+// Histories become JSON, which must be UTF-8: reject anything else where it is read.
+bool is_valid_utf8(std::string_view s) {
+  for (std::size_t i = 0; i < s.size();) {
+    auto b = static_cast<unsigned char>(s[i]);
+    std::size_t n = b < 0x80 ? 1 : (b >> 5) == 0x6 ? 2 : (b >> 4) == 0xE ? 3 : (b >> 3) == 0x1E ? 4 : 0;
+    if (n == 0 || i + n > s.size()) return false;
+    unsigned cp = n == 1 ? b : n == 2 ? (b & 0x1F) : n == 3 ? (b & 0x0F) : (b & 0x07);
+    for (std::size_t k = 1; k < n; ++k) {
+      auto c = static_cast<unsigned char>(s[i + k]);
+      if ((c >> 6) != 0x2) return false;
+      cp = (cp << 6) | (c & 0x3F);
+    }
+    static constexpr unsigned kMin[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < kMin[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
+    i += n;
+  }
+  return true;
+}
+
+bool is_hex(int c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
+
 void append_utf8(std::string& out, unsigned cp) {
   if (cp < 0x80) {
     out += static_cast<char>(cp);
@@ -269,16 +290,18 @@ Value EdnParser::parse_string() {
       case 'f': v.text += '\f'; break;
       case 'u': {
         std::string hex;
-        for (int i = 0; i < 4; ++i) hex += static_cast<char>(get());
+        for (int i = 0; i < 4 && is_hex(peek()); ++i) hex += static_cast<char>(get());
+        if (hex.size() != 4) fail(line_, column_, "\\u must be followed by 4 hex digits");
         unsigned cp = 0;
-        auto [p, ec] = std::from_chars(hex.data(), hex.data() + hex.size(), cp, 16);
-        if (ec != std::errc() || p != hex.data() + hex.size()) fail(line_, column_, "bad \\u escape \"" + hex + "\"");
+        std::from_chars(hex.data(), hex.data() + 4, cp, 16);
+        if (cp >= 0xD800 && cp <= 0xDFFF) fail(line_, column_, "\\u" + hex + " is a lone surrogate");
         append_utf8(v.text, cp);
         break;
       }
       default: fail(line_, column_ - 2, "unknown escape '\\" + std::string(1, static_cast<char>(e)) + "' in string");
     }
   }
+  if (!is_valid_utf8(v.text)) fail(line, column, "string is not valid UTF-8");
   return v;
 }
 
@@ -290,6 +313,7 @@ Value EdnParser::parse_char() {
   if (peek() == kEof) fail(line, column, "character literal is cut short");
   std::string name(1, static_cast<char>(get()));
   while (!is_delimiter(peek())) name += static_cast<char>(get());
+  if (!is_valid_utf8(name)) fail(line, column, "character literal is not valid UTF-8");
   if (name.size() == 1) v.text = name;
   else if (name == "newline") v.text = "\n";
   else if (name == "space") v.text = " ";
@@ -298,7 +322,9 @@ Value EdnParser::parse_char() {
   else if (name.size() == 5 && name[0] == 'u') {
     unsigned cp = 0;
     auto [p, ec] = std::from_chars(name.data() + 1, name.data() + 5, cp, 16);
-    if (ec != std::errc() || p != name.data() + 5) fail(line, column, "bad character \\" + name);
+    if (ec != std::errc() || p != name.data() + 5 || (cp >= 0xD800 && cp <= 0xDFFF)) {
+      fail(line, column, "bad character \\" + name);
+    }
     append_utf8(v.text, cp);
   } else {
     fail(line, column, "unknown character \\" + name);
@@ -307,7 +333,9 @@ Value EdnParser::parse_char() {
 }
 
 void EdnParser::read_token(std::string& out) {
+  std::size_t line = line_, column = column_;
   while (!is_delimiter(peek())) out += static_cast<char>(get());
+  if (!is_valid_utf8(out)) fail(line, column, "token is not valid UTF-8");
 }
 
 Value EdnParser::parse_atom() {

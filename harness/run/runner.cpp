@@ -134,6 +134,7 @@ class Runner : public NemesisEnv {
   std::unique_ptr<HistoryRecorder> history_;
   std::unique_ptr<NemesisSchedule> schedule_;
   double setup_s_ = 0, test_s_ = 0, teardown_s_ = 0;
+  bool interrupted_ = false;
 };
 
 int Runner::run() {
@@ -265,7 +266,8 @@ void Runner::run_clients() {
     progress.update();
     std::this_thread::sleep_for(milliseconds(100));
   }
-  if (g_interrupts != 0) out_ << "\nfencecheck run: interrupted; ending the test early\n";
+  interrupted_ = g_interrupts != 0;
+  if (interrupted_) out_ << "\nfencecheck run: interrupted; ending the test early\n";
   running = false;
   for (auto& t : threads) t.join();
   schedule_->stop();  // every paused process resumes before the final reads
@@ -312,12 +314,16 @@ int Runner::judge() {
     CheckReport report = run_checks(req);
     nlohmann::json results = report.to_json(req);
     results["run"] = {{"setup_seconds", setup_s_}, {"test_seconds", test_s_},
-                      {"teardown_seconds", teardown_s_}, {"seed", *c_.seed}};
+                      {"teardown_seconds", teardown_s_}, {"seed", *c_.seed}, {"interrupted", interrupted_}};
+    // A cut-short test that found nothing proves little: undecided, not valid.
+    bool undecided = interrupted_ && report.overall() == Verdict::kValid;
+    if (undecided) results["valid"] = "unknown";
     write_file_atomically(dir_ / "results.json", results.dump(2) + "\n");
     update_latest(c_.store, dir_);
-    out_ << report.summary() << "verdict: " << to_string(report.overall()) << " (" << dir_.string()
-         << "; rerun with " << (dir_ / "repro.sh").string() << ")\n";
-    return report.exit_code();
+    out_ << report.summary() << "verdict: "
+         << (undecided ? "unknown (interrupted before the time limit)" : std::string(to_string(report.overall())))
+         << " (" << dir_.string() << "; rerun with " << (dir_ / "repro.sh").string() << ")\n";
+    return undecided ? 2 : report.exit_code();
   } catch (const std::exception& e) {
     err_ << "fencecheck run: checking " << req.history << ": " << e.what() << "\n";
     return 3;

@@ -4,7 +4,8 @@
 // Never throws. Returns the exit code of DESIGN.md: 0 valid, 1 violation, 2 undecided,
 // 3 harness failure or bad options (with one message on `err` saying what to do). Whatever
 // was recorded before a failure stays in the run directory. SIGINT/SIGTERM end the test
-// phase early; teardown and checks still run. Every process, namespace and temp file the
+// phase early; teardown and checks still run, and a run so cut short that found no
+// violation is undecided (exit 2), not valid. Every process, namespace and temp file the
 // run created is gone when it returns.
 #pragma once
 

@@ -167,6 +167,22 @@ TEST(Reader, DecodesValues) {
   EXPECT_EQ(events[6].value, R"(["c1"])");
 }
 
+TEST(Reader, LongStringsSurviveIntoResults) {
+  const std::string node = "c2-a-much-longer-node-name-than-fits-in-place";
+  HistoryBuilder h;
+  h.acquire(1, "l0", 0, 1).op(2, "invoke", "acquire", "l0", nullptr, 2, node);
+  h.op(2, "ok", "acquire", "l0", {{"token", nullptr}}, 3, node).nemesis("pause", 4);
+  h.resource("k0", "write", 1, true, nullptr, node);
+  auto report = h.check();
+  auto r = report.results.at(0).second;
+  EXPECT_NE(r.summary.find("process 2 (" + node + ") acquired it"), std::string::npos) << r.summary;
+  EXPECT_NO_THROW(report.to_json(CheckRequest{}).dump());
+  ResourceLogReader log(h.resource_path());
+  ResourceEntry e;
+  ASSERT_TRUE(log.next(e));
+  EXPECT_EQ(e.client, node);
+}
+
 TEST(Reader, MissingFileIsAnInputError) {
   EXPECT_THROW(HistoryReader("/nonexistent/history.jsonl"), InputError);
 }

@@ -98,14 +98,22 @@ TEST(Resource, NullFinalReadMeansEveryWriteWasLost) {
   EXPECT_EQ(h.result("resource").verdict, Verdict::kInvalid);
 }
 
-TEST(Resource, WritesCompletingAfterTheFinalReadBeganAreNotJudged) {
-  HistoryBuilder h;
+TEST(Resource, EveryOkWriteIsJudgedEvenAfterTheFinalReadBegan) {
+  HistoryBuilder h;  // the contract: every ok write must be in the final read
   h.op(1, "invoke", "write", "k0", {{"token", nullptr}, {"value", {1}}}, 0);
   h.read(2, "k0", json::array(), 1, 2);
   h.op(1, "ok", "write", "k0", {{"token", nullptr}, {"value", {1}}}, 3);
   auto r = h.result("resource");
-  EXPECT_EQ(r.verdict, Verdict::kValid);
-  EXPECT_EQ(r.stats["writes_after_final_read"], 1);
+  EXPECT_EQ(r.verdict, Verdict::kInvalid);
+  EXPECT_EQ(r.stats["lost_after_final_read_began"], 1);
+  EXPECT_NE(r.summary.find("which began before the write completed"), std::string::npos) << r.summary;
+}
+
+TEST(Resource, AFailedFinalReadLeavesAnEarlierReadAsFinal) {
+  HistoryBuilder h;  // the real final read failed: the write after the last ok read is lost
+  h.read(1, "k0", json::array(), 10, 11).write(1, "k0", {5}, "ok", 20, 30);
+  h.op(2, "invoke", "read", "k0", nullptr, 40).op(2, "fail", "read", "k0", nullptr, 50);
+  EXPECT_EQ(h.result("resource").verdict, Verdict::kInvalid);
 }
 
 TEST(Resource, ElementsCompareAsCanonicalJson) {

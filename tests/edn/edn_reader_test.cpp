@@ -90,6 +90,12 @@ TEST(EdnParser, ErrorsNameLineAndColumn) {
   EXPECT_EQ(error("{:a \"\\q\"}"), "t.edn:1: field 'edn': column 6: unknown escape '\\q' in string");
   EXPECT_EQ(error("{:a 12x}"), "t.edn:1: field 'edn': column 5: malformed number \"12x\"");
   EXPECT_NE(error(std::string(500, '[')).find("nested deeper"), std::string::npos);
+  // Histories become JSON, which must be UTF-8.
+  EXPECT_EQ(error("{:a \"ok\xff\xfe\"}"), "t.edn:1: field 'edn': column 5: string is not valid UTF-8");
+  EXPECT_EQ(error("{:k\xff 1}"), "t.edn:1: field 'edn': column 2: token is not valid UTF-8");
+  EXPECT_NE(error("{:a \"\\u12\"}").find("\\u must be followed by 4 hex digits"), std::string::npos);
+  EXPECT_NE(error("{:a \"\\ud800\"}").find("lone surrogate"), std::string::npos);
+  EXPECT_EQ(parse_all("{:a \"caf\xc3\xa9 \\u00e9\"}").size(), 1u);
 }
 
 TEST(EdnHistoryReader, MapsJepsenOpsToEvents) {
