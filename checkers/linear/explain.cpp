@@ -37,6 +37,7 @@ nlohmann::json op_to_json(const LinOp& op, const Partition& p) {
     case OpKind::kCas:
       j["value"] = {{"expect", value_json(p, op.arg)}, {"value", value_json(p, op.arg2)}};
       break;
+    case OpKind::kNemesis: break;  // never in a partition
   }
   j["description"] = describe_op(op, p);
   return j;

@@ -17,7 +17,8 @@
 
 namespace fencecheck::linear {
 
-enum class OpKind : std::uint8_t { kAcquire, kRelease, kRead, kWrite, kCas };
+// The client functions of history.h; kNemesis never reaches a partition.
+using OpKind = OpFn;
 
 // The return time of an `info` op: it may take effect at any time after its invoke.
 inline constexpr Nanos kNever = std::numeric_limits<Nanos>::max();
@@ -48,6 +49,6 @@ struct Partition {
   std::vector<std::string> values;   // interned values; values[0] == "null"
 };
 
-std::string_view to_string(OpKind k);
+using fencecheck::to_string;
 
 }  // namespace fencecheck::linear

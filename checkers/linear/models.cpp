@@ -5,17 +5,6 @@
 
 namespace fencecheck::linear {
 
-std::string_view to_string(OpKind k) {
-  switch (k) {
-    case OpKind::kAcquire: return "acquire";
-    case OpKind::kRelease: return "release";
-    case OpKind::kRead: return "read";
-    case OpKind::kWrite: return "write";
-    case OpKind::kCas: return "cas";
-  }
-  return "?";
-}
-
 std::string_view to_string(ModelKind m) {
   switch (m) {
     case ModelKind::kMutex: return MutexModel::kName;
@@ -116,6 +105,7 @@ std::string describe_op(const LinOp& op, const Partition& p) {
     case OpKind::kRead: d += " returning " + value(op.arg); break;
     case OpKind::kWrite: d += " of " + value(op.arg); break;
     case OpKind::kCas: d += " from " + value(op.arg) + " to " + value(op.arg2); break;
+    case OpKind::kNemesis: break;  // never in a partition
   }
   d += " (invoked " + format_seconds(op.call);
   d += op.info ? ", outcome unknown" : ", ok " + format_seconds(op.ret);
