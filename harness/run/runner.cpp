@@ -274,9 +274,7 @@ void Runner::run_clients() {
   if (failure) std::rethrow_exception(failure);
   if (!schedule_->error().empty()) throw RuntimeError("the nemesis failed: " + schedule_->error());
   test_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  running = true;  // final reads are ops like any other
   final_reads(sessions);
-  running = false;
   progress.finish();
 }
 

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <thread>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -41,6 +42,23 @@ class RunTest : public ::testing::Test {
   CommandResult run(const std::string& args) {
     return run_command("timeout 300 " + std::string(FENCECHECK_BIN) + " run --store " + store_ + " " + args);
   }
+  // Starts `fencecheck run --store <store> ARGS…` as a child (output in the store's
+  // controller.log) and returns its pid, for tests that signal the controller.
+  pid_t spawn_run(std::vector<std::string> args) const {
+    args.insert(args.begin(), {FENCECHECK_BIN, "run", "--store", store_});
+    pid_t pid = ::fork();
+    if (pid == 0) {
+      std::string out = store_ + "/controller.log";
+      ::freopen(out.c_str(), "w", stdout);
+      ::dup2(STDOUT_FILENO, STDERR_FILENO);
+      std::vector<char*> argv;
+      for (auto& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      ::execv(FENCECHECK_BIN, argv.data());
+      ::_exit(127);
+    }
+    return pid;
+  }
   fs::path latest() const { return fs::canonical(fs::path(store_) / "latest"); }
   json results() const { return json::parse(std::ifstream(latest() / "results.json")); }
 
@@ -64,9 +82,13 @@ TEST_F(RunTest, NoFaultsEveryCheckerValid) {
 
 // The paused holder outlives its lease: another client takes the lock, then the paused
 // one wakes up and writes what it read before — with an unfenced resource, data is lost.
+// A pause three times the lease, often: the article's scenario several times in 10 s.
+const std::string kPauseHolder =
+    "--nemesis pause-holder --ttl-ms 500 --pause-ms 1500 --nemesis-interval 1000 --hold-ms 200 "
+    "--concurrency 5 --time-limit 10 --seed 2";
+
 TEST_F(RunTest, PauseHolderUnfencedLosesUpdates) {
-  auto r = run("--nemesis pause-holder --resource unfenced --ttl-ms 500 --pause-ms 1500 "
-               "--nemesis-interval 1000 --hold-ms 200 --concurrency 5 --time-limit 10 --seed 2");
+  auto r = run(kPauseHolder + " --resource unfenced");
   ASSERT_EQ(r.code, 1) << r.out;
   json res = results();
   EXPECT_EQ(res["checkers"]["exclusion"]["valid"], false);
@@ -77,8 +99,7 @@ TEST_F(RunTest, PauseHolderUnfencedLosesUpdates) {
 }
 
 TEST_F(RunTest, PauseHolderFencedRefusesStaleWrites) {
-  auto r = run("--nemesis pause-holder --resource fenced --ttl-ms 500 --pause-ms 1500 "
-               "--nemesis-interval 1000 --hold-ms 200 --concurrency 5 --time-limit 10 --seed 2");
+  auto r = run(kPauseHolder + " --resource fenced");
   ASSERT_EQ(r.code, 1) << r.out;
   json res = results();
   EXPECT_EQ(res["checkers"]["exclusion"]["valid"], false);
@@ -97,15 +118,7 @@ TEST_F(RunTest, PauseHolderFencedRefusesStaleWrites) {
 }
 
 TEST_F(RunTest, InterruptedRunTearsDownAndIsUndecided) {
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    std::string out = store_ + "/controller.log";
-    ::freopen(out.c_str(), "w", stdout);
-    ::dup2(STDOUT_FILENO, STDERR_FILENO);
-    ::execl(FENCECHECK_BIN, FENCECHECK_BIN, "run", "--store", store_.c_str(), "--time-limit", "60",
-            "--nemesis", "none", static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
+  pid_t pid = spawn_run({"--time-limit", "60", "--nemesis", "none"});
   std::this_thread::sleep_for(std::chrono::seconds(3));
   ::kill(pid, SIGINT);
   int status = 0;
@@ -119,16 +132,7 @@ TEST_F(RunTest, InterruptedRunTearsDownAndIsUndecided) {
 }
 
 TEST_F(RunTest, ControllerKilledThenCleanLeavesNothing) {
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    ::setpgid(0, 0);
-    std::string out = store_ + "/controller.log";
-    ::freopen(out.c_str(), "w", stdout);
-    ::dup2(STDOUT_FILENO, STDERR_FILENO);
-    ::execl(FENCECHECK_BIN, FENCECHECK_BIN, "run", "--store", store_.c_str(), "--time-limit", "60",
-            "--pause-ms", "1000", "--nemesis-interval", "500", static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
+  pid_t pid = spawn_run({"--time-limit", "60", "--pause-ms", "1000", "--nemesis-interval", "500"});
   // Wait until the run is under way (history has client ops), then find its state file.
   json state;
   fs::path history;
