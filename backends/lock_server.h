@@ -2,7 +2,7 @@
 //
 // start() writes each server's config into nodes_dir/<node>/, starts the server under the
 // Supervisor with its log in nodes_dir/<node>/<program>.log, and returns once every server
-// accepts connections and answers its protocol. On failure it throws RuntimeError quoting
+// accepts connections and answers its protocol. On failure it throws HarnessError quoting
 // the log tail. The processes are owned by the Supervisor; this object keeps references
 // for the nemesis (pauses, crashes) and must not outlive the Supervisor.
 // Not thread-safe: the runner calls start/stop from one thread.
@@ -13,8 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "harness/runtime/runtime.h"
-#include "harness/runtime/supervisor.h"
+#include "platform/runtime.h"
+#include "platform/supervisor.h"
 
 namespace fencecheck {
 

@@ -6,7 +6,7 @@
 #include <filesystem>
 
 #include "backends/redis/redis_backend.h"
-#include "harness/named_registry.h"
+#include "platform/named_registry.h"
 
 namespace fencecheck {
 

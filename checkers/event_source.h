@@ -11,23 +11,9 @@
 #include <vector>
 
 #include "checkers/history.h"
+#include "platform/errors.h"
 
 namespace fencecheck {
-
-// Bad input: "<file>:<line>: <field>: <what is wrong>". Exit code 3 in the CLI.
-class InputError : public std::runtime_error {
- public:
-  InputError(const std::string& file, std::size_t line, const std::string& field,
-             const std::string& what);
-  const std::string& file() const { return file_; }
-  std::size_t line() const { return line_; }
-  const std::string& field() const { return field_; }
-
- private:
-  std::string file_;
-  std::size_t line_;
-  std::string field_;
-};
 
 class EventSource {
  public:

@@ -61,12 +61,4 @@ std::string describe_process(std::int64_t process, std::string_view node) {
   return s;
 }
 
-InputError::InputError(const std::string& file, std::size_t line, const std::string& field,
-                       const std::string& what)
-    : std::runtime_error(file + ":" + std::to_string(line) + ": " +
-                         (field.empty() ? "" : "field '" + field + "': ") + what),
-      file_(file),
-      line_(line),
-      field_(field) {}
-
 }  // namespace fencecheck

@@ -2,7 +2,7 @@
 
 #include "checkers/linear/linearizable_checker.h"
 #include "checkers/safety.h"
-#include "harness/named_registry.h"
+#include "platform/named_registry.h"
 
 namespace fencecheck {
 

@@ -8,7 +8,7 @@
 #include "checkers/event_source.h"
 #include "checkers/linear/linearizable_checker.h"
 #include "checkers/registry.h"
-#include "harness/results_file.h"
+#include "platform/atomic_file.h"
 
 namespace fencecheck {
 namespace {

@@ -7,7 +7,7 @@
 #include "harness/check_command.h"
 #include "harness/resource/resource_server.h"
 #include "harness/run/run_command.h"
-#include "harness/runtime/clean_command.h"
+#include "harness/clean_command.h"
 #include "harness/worker/worker_server.h"
 
 int main(int argc, char** argv) {

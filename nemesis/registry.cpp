@@ -1,4 +1,4 @@
-#include "harness/named_registry.h"
+#include "platform/named_registry.h"
 #include "nemesis/nemesis.h"
 #include "nemesis/pause_nemesis.h"
 

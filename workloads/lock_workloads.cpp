@@ -4,7 +4,7 @@
 // client: if it is paused between acquire and write, its write carries a stale token.
 #include <string_view>
 
-#include "harness/named_registry.h"
+#include "platform/named_registry.h"
 #include "workloads/workload.h"
 
 namespace fencecheck {

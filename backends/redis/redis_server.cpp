@@ -62,7 +62,7 @@ void RedisServer::start(Runtime& runtime, Supervisor& supervisor,
     conf << redis_config_text(address_, port_, std::filesystem::absolute(dir),
                               options_.persistence);
     if (ec || !conf) {
-      throw RuntimeError("redis: cannot write " + conf_path.string() +
+      throw HarnessError("redis: cannot write " + conf_path.string() +
                          (ec ? ": " + ec.message() : std::string()));
     }
   }

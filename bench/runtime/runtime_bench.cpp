@@ -4,8 +4,8 @@
 
 #include <benchmark/benchmark.h>
 
-#include "harness/runtime/run_state.h"
-#include "harness/runtime/supervisor.h"
+#include "platform/run_state.h"
+#include "platform/supervisor.h"
 
 namespace fencecheck {
 namespace {

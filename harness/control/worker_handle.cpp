@@ -2,7 +2,7 @@
 
 #include <grpcpp/grpcpp.h>
 
-#include "harness/runtime/runtime.h"
+#include "platform/runtime.h"
 #include "proto/worker.grpc.pb.h"
 
 namespace fencecheck {
@@ -55,7 +55,7 @@ WorkerHandle::~WorkerHandle() = default;
 
 void WorkerHandle::wait_connected(std::chrono::milliseconds timeout) {
   if (!impl_->channel->WaitForConnected(after(timeout))) {
-    throw RuntimeError("worker on " + socket_path_ + " did not accept a connection within " +
+    throw HarnessError("worker on " + socket_path_ + " did not accept a connection within " +
                        std::to_string(timeout.count()) + " ms");
   }
 }
@@ -73,7 +73,7 @@ void WorkerHandle::setup(const std::string& backend, const nlohmann::json& clien
   ctx.set_wait_for_ready(true);
   grpc::Status st = impl_->stub->Setup(&ctx, req, &reply);
   if (!st.ok()) {
-    throw RuntimeError("worker " + node + " (" + socket_path_ + ") setup failed: " +
+    throw HarnessError("worker " + node + " (" + socket_path_ + ") setup failed: " +
                        st.error_message());
   }
 }

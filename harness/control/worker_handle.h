@@ -3,7 +3,7 @@
 // Every call has a deadline enforced on the controller's side by gRPC, so a worker that
 // is frozen (SIGSTOP), dead or wedged never blocks a caller past its deadline.
 // invoke() never throws: a missed deadline or a broken connection is an `info`
-// completion (the op may have happened). setup() and wait_connected() throw RuntimeError.
+// completion (the op may have happened). setup() and wait_connected() throw HarnessError.
 // Thread-safe: calls from different threads may overlap.
 #pragma once
 
@@ -29,7 +29,7 @@ class WorkerHandle {
   // Waits until the worker accepts connections on its socket.
   void wait_connected(std::chrono::milliseconds timeout);
 
-  // Makes the worker's lock client and resource stub. Throws RuntimeError with the
+  // Makes the worker's lock client and resource stub. Throws HarnessError with the
   // worker's reason (unknown backend, malformed config) or if it does not answer in 10 s.
   void setup(const std::string& backend, const nlohmann::json& client_config,
              const std::string& resource_address, const std::string& node);

@@ -8,8 +8,8 @@
 
 #include <grpcpp/grpcpp.h>
 
-#include "harness/resource/stop_signals.h"
-#include "harness/runtime/runtime.h"
+#include "platform/stop_signals.h"
+#include "platform/runtime.h"
 #include "proto/resource.grpc.pb.h"
 
 namespace fencecheck {
@@ -62,7 +62,7 @@ ResourceServer::ResourceServer(FencedStore& store, const std::string& listen)
   builder.RegisterService(&impl_->service);
   impl_->server = builder.BuildAndStart();
   if (!impl_->server || impl_->port == 0) {
-    throw RuntimeError("resource service: cannot listen on " + listen +
+    throw HarnessError("resource service: cannot listen on " + listen +
                        " (address in use, or not an address of this node?)");
   }
 }
@@ -96,7 +96,7 @@ void add_resource_command(CLI::App& app) {
                   "CLOCK_MONOTONIC ns at test start (default: now)");
   cmd->callback([opts] {
     std::ofstream log(opts->log, std::ios::trunc);
-    if (!log) throw RuntimeError("resource: cannot open log file " + opts->log);
+    if (!log) throw HarnessError("resource: cannot open log file " + opts->log);
     const std::int64_t t0 = opts->t0_ns >= 0 ? opts->t0_ns : monotonic_ns();
     FencedStore store(*parse_resource_mode(opts->mode), log,
                       [t0] { return monotonic_ns() - t0; });

@@ -16,7 +16,7 @@ namespace fencecheck {
 
 class ResourceServer {
  public:
-  // listen: "host:port"; port 0 picks a free port (see port()). Throws RuntimeError if the
+  // listen: "host:port"; port 0 picks a free port (see port()). Throws HarnessError if the
   // address cannot be bound.
   ResourceServer(FencedStore& store, const std::string& listen);
   ~ResourceServer();
@@ -36,7 +36,7 @@ class ResourceServer {
 
 // Registers `resource`: --listen HOST:PORT, --mode fenced|unfenced, --log FILE,
 // --t0-ns N (CLOCK_MONOTONIC of the test start; logged times are ns since then).
-// Its callback serves until SIGTERM or SIGINT, then returns; errors throw RuntimeError.
+// Its callback serves until SIGTERM or SIGINT, then returns; errors throw HarnessError.
 void add_resource_command(CLI::App& app);
 
 }  // namespace fencecheck

@@ -4,7 +4,7 @@
 #include <cstring>
 #include <ctime>
 
-#include "harness/runtime/runtime.h"
+#include "platform/runtime.h"
 
 namespace fencecheck {
 
@@ -12,7 +12,7 @@ HistoryRecorder::HistoryRecorder(const std::filesystem::path& path, std::int64_t
     : path_(path), t0_(t0_ns) {
   file_ = std::fopen(path.c_str(), "wx");
   if (file_ == nullptr) {
-    throw RuntimeError("cannot create " + path.string() + ": " + std::strerror(errno));
+    throw HarnessError("cannot create " + path.string() + ": " + std::strerror(errno));
   }
 }
 
@@ -61,7 +61,7 @@ nlohmann::ordered_json HistoryRecorder::stamp_locked() const {
 void HistoryRecorder::write_locked(const nlohmann::ordered_json& line) {
   std::string text = line.dump() + "\n";
   if (std::fwrite(text.data(), 1, text.size(), file_) != text.size() || std::fflush(file_) != 0) {
-    throw RuntimeError("cannot write " + path_.string() + ": " + std::strerror(errno));
+    throw HarnessError("cannot write " + path_.string() + ": " + std::strerror(errno));
   }
   ++index_;
 }

@@ -2,7 +2,7 @@
 // controller's monotonic clock (ns since t0) and its index under one lock, so file order,
 // index order and time order agree; each line is flushed before record() returns, so a
 // killed controller leaves at most one truncated last line. Thread-safe.
-// Throws RuntimeError when the file cannot be created or written.
+// Throws HarnessError when the file cannot be created or written.
 #pragma once
 
 #include <atomic>

@@ -8,7 +8,7 @@
 #include <random>
 
 #include "backends/registry.h"
-#include "harness/runtime/runtime.h"
+#include "platform/runtime.h"
 #include "nemesis/nemesis.h"
 #include "workloads/workload.h"
 

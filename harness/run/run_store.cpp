@@ -8,8 +8,8 @@
 #include <cstring>
 #include <ctime>
 
-#include "harness/results_file.h"
-#include "harness/runtime/runtime.h"
+#include "platform/atomic_file.h"
+#include "platform/runtime.h"
 
 namespace fencecheck {
 namespace fs = std::filesystem;
@@ -40,18 +40,18 @@ std::string shell_quote(const std::string& s) {
 fs::path create_run_dir(const fs::path& store, const std::string& name) {
   std::error_code ec;
   fs::create_directories(store / name, ec);
-  if (ec) throw RuntimeError("cannot create " + (store / name).string() + ": " + ec.message());
+  if (ec) throw HarnessError("cannot create " + (store / name).string() + ": " + ec.message());
   std::string stamp = utc_timestamp();
   for (int attempt = 0; attempt < 100; ++attempt) {
     fs::path dir = store / name / (attempt == 0 ? stamp : stamp + "-" + std::to_string(attempt));
     if (::mkdir(dir.c_str(), 0755) == 0) {
       fs::create_directories(dir / "nodes", ec);
-      if (ec) throw RuntimeError("cannot create " + (dir / "nodes").string() + ": " + ec.message());
+      if (ec) throw HarnessError("cannot create " + (dir / "nodes").string() + ": " + ec.message());
       return dir;
     }
-    if (errno != EEXIST) throw RuntimeError("cannot create " + dir.string() + ": " + std::strerror(errno));
+    if (errno != EEXIST) throw HarnessError("cannot create " + dir.string() + ": " + std::strerror(errno));
   }
-  throw RuntimeError("cannot find a free run directory name under " + (store / name).string());
+  throw HarnessError("cannot find a free run directory name under " + (store / name).string());
 }
 
 void update_latest(const fs::path& store, const fs::path& run_dir) {
@@ -61,7 +61,7 @@ void update_latest(const fs::path& store, const fs::path& run_dir) {
   fs::remove(tmp, ec);
   fs::create_directory_symlink(target, tmp, ec);
   if (!ec) fs::rename(tmp, store / "latest", ec);
-  if (ec) throw RuntimeError("cannot update " + (store / "latest").string() + ": " + ec.message());
+  if (ec) throw HarnessError("cannot update " + (store / "latest").string() + ": " + ec.message());
 }
 
 void write_repro(const fs::path& run_dir, const fs::path& exe, const std::vector<std::string>& args) {

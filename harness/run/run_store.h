@@ -1,6 +1,6 @@
 // The run store (DESIGN.md, "Results and exit codes"): one directory per run under
 // <store>/<test name>/<UTC timestamp>/, with `latest` beside the test names pointing at
-// the newest run. Existing runs are never overwritten. Throws RuntimeError on I/O errors.
+// the newest run. Existing runs are never overwritten. Throws HarnessError on I/O errors.
 #pragma once
 
 #include <filesystem>

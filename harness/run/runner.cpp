@@ -14,13 +14,13 @@
 #include "backends/registry.h"
 #include "checkers/check.h"
 #include "harness/control/worker_handle.h"
-#include "harness/results_file.h"
+#include "platform/atomic_file.h"
 #include "harness/run/client_session.h"
 #include "harness/run/history_recorder.h"
 #include "harness/run/progress.h"
 #include "harness/run/run_store.h"
-#include "harness/runtime/run_state.h"
-#include "harness/runtime/supervisor.h"
+#include "platform/run_state.h"
+#include "platform/supervisor.h"
 #include "nemesis/schedule.h"
 #include "workloads/workload.h"
 
@@ -206,7 +206,7 @@ void Runner::start_workers() {
   control_dir_ = fs::temp_directory_path() / ("fc-" + state_->run_id());
   state_->add_path(control_dir_);
   if (::mkdir(control_dir_.c_str(), 0700) != 0) {
-    throw RuntimeError("cannot create control directory " + control_dir_.string());
+    throw HarnessError("cannot create control directory " + control_dir_.string());
   }
   for (const auto& node : clients_) {
     std::string socket = (control_dir_ / (node + ".sock")).string();
@@ -220,7 +220,7 @@ void Runner::start_workers() {
       w.handle->wait_connected(milliseconds(10000));
       w.handle->setup(c_.backend, server_->client_config(), resource_address_, node);
     } catch (const std::exception& e) {
-      throw RuntimeError("worker on " + node + " did not start: " + e.what() + "\n" + w.process->log_tail());
+      throw HarnessError("worker on " + node + " did not start: " + e.what() + "\n" + w.process->log_tail());
     }
   }
 }
@@ -272,7 +272,7 @@ void Runner::run_clients() {
   for (auto& t : threads) t.join();
   schedule_->stop();  // every paused process resumes before the final reads
   if (failure) std::rethrow_exception(failure);
-  if (!schedule_->error().empty()) throw RuntimeError("the nemesis failed: " + schedule_->error());
+  if (!schedule_->error().empty()) throw HarnessError("the nemesis failed: " + schedule_->error());
   test_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   final_reads(sessions);
   progress.finish();

@@ -8,8 +8,8 @@
 
 #include <grpcpp/grpcpp.h>
 
-#include "harness/resource/stop_signals.h"
-#include "harness/runtime/runtime.h"
+#include "platform/stop_signals.h"
+#include "platform/runtime.h"
 #include "harness/worker/worker_ops.h"
 #include "proto/worker.grpc.pb.h"
 
@@ -77,7 +77,7 @@ WorkerServer::WorkerServer(const std::string& socket_path, const std::string& no
     : impl_(std::make_unique<Impl>(*this, node, resource_deadline)) {
   impl_->socket_path = socket_path;
   if (socket_path.size() >= sizeof(sockaddr_un{}.sun_path)) {
-    throw RuntimeError("worker: socket path is too long for a Unix socket (" +
+    throw HarnessError("worker: socket path is too long for a Unix socket (" +
                        std::to_string(socket_path.size()) + " bytes, at most " +
                        std::to_string(sizeof(sockaddr_un{}.sun_path) - 1) + "): " + socket_path);
   }
@@ -91,7 +91,7 @@ WorkerServer::WorkerServer(const std::string& socket_path, const std::string& no
     impl_->server = builder.BuildAndStart();
   }
   if (!impl_->server) {
-    throw RuntimeError("worker: cannot listen on Unix socket " + socket_path +
+    throw HarnessError("worker: cannot listen on Unix socket " + socket_path +
                        " (does its directory exist and is it writable?)");
   }
 }

@@ -19,7 +19,7 @@ namespace fencecheck {
 
 class WorkerServer {
  public:
-  // Binds socket_path. Throws RuntimeError if it cannot (path too long, directory missing…).
+  // Binds socket_path. Throws HarnessError if it cannot (path too long, directory missing…).
   WorkerServer(const std::string& socket_path, const std::string& node,
                std::chrono::milliseconds resource_deadline = std::chrono::seconds(2));
   ~WorkerServer();
@@ -37,7 +37,7 @@ class WorkerServer {
 };
 
 // Registers `worker`: --socket PATH, --node NAME. Its callback serves until Shutdown,
-// SIGTERM or SIGINT, then returns (exit 0); errors throw RuntimeError.
+// SIGTERM or SIGINT, then returns (exit 0); errors throw HarnessError.
 void add_worker_command(CLI::App& app);
 
 }  // namespace fencecheck

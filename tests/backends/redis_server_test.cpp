@@ -11,8 +11,8 @@
 #include <functional>
 
 #include "backends/registry.h"
-#include "harness/runtime/run_state.h"
-#include "harness/runtime/supervisor.h"
+#include "platform/run_state.h"
+#include "platform/supervisor.h"
 #include "tests/backends/test_process.h"
 
 namespace fencecheck {
@@ -82,10 +82,10 @@ TEST_P(RedisServerTest, StartsServesLocksPausesAndStops) {
   server->stop();  // idempotent
 }
 
-TEST_P(RedisServerTest, UnwritableNodesDirIsARuntimeError) {
+TEST_P(RedisServerTest, UnwritableNodesDirIsAHarnessError) {
   std::ofstream(dir_ / "not-a-dir") << "x";
   RedisServer server(RedisServerOptions{});
-  EXPECT_THROW(server.start(*runtime_, supervisor_, dir_ / "not-a-dir"), RuntimeError);
+  EXPECT_THROW(server.start(*runtime_, supervisor_, dir_ / "not-a-dir"), HarnessError);
 }
 
 INSTANTIATE_TEST_SUITE_P(Runtimes, RedisServerTest, ::testing::Values("local", "netns"),

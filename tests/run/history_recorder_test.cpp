@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "checkers/history_reader.h"
-#include "harness/runtime/runtime.h"
+#include "platform/runtime.h"
 #include "tests/run/temp_dir.h"
 
 namespace fencecheck::testing {
@@ -121,7 +121,7 @@ TEST(HistoryRecorder, NeverOverwritesAnExistingFile) {
   try {
     HistoryRecorder h(path, 0);
     FAIL() << "opened an existing history";
-  } catch (const RuntimeError& e) {
+  } catch (const HarnessError& e) {
     EXPECT_NE(std::string(e.what()).find(path.string()), std::string::npos) << e.what();
   }
   std::ifstream in(path);
@@ -135,7 +135,7 @@ TEST(HistoryRecorder, MissingDirectoryIsAClearError) {
   try {
     HistoryRecorder h(path, 0);
     FAIL() << "created a file in a missing directory";
-  } catch (const RuntimeError& e) {
+  } catch (const HarnessError& e) {
     EXPECT_NE(std::string(e.what()).find("cannot create " + path.string()), std::string::npos) << e.what();
   }
 }

@@ -5,8 +5,8 @@
 
 #include <gtest/gtest.h>
 
-#include "harness/runtime/run_state.h"
-#include "harness/runtime/runtime.h"
+#include "platform/run_state.h"
+#include "platform/runtime.h"
 #include "tests/runtime/test_util.h"
 
 namespace fencecheck {
@@ -48,20 +48,20 @@ TEST_F(LocalRuntimeTest, PartitionIsAClearError) {
   try {
     runtime_->partition({{"n1"}, {"c1"}});
     FAIL() << "partition under local did not throw";
-  } catch (const RuntimeError& e) {
+  } catch (const HarnessError& e) {
     EXPECT_NE(std::string(e.what()).find("netns runtime"), std::string::npos) << e.what();
   }
 }
 
 TEST_F(LocalRuntimeTest, BadNodeNamesAndUnknownNodesAreErrors) {
-  EXPECT_THROW(runtime_->create({"n1", "n1"}), RuntimeError);
-  EXPECT_THROW(runtime_->create({"N1"}), RuntimeError);
-  EXPECT_THROW(runtime_->create({"hub"}), RuntimeError);
-  EXPECT_THROW(runtime_->create({"a-b"}), RuntimeError);
+  EXPECT_THROW(runtime_->create({"n1", "n1"}), HarnessError);
+  EXPECT_THROW(runtime_->create({"N1"}), HarnessError);
+  EXPECT_THROW(runtime_->create({"hub"}), HarnessError);
+  EXPECT_THROW(runtime_->create({"a-b"}), HarnessError);
   runtime_->create({"n1"});
-  EXPECT_THROW(runtime_->node("n9"), RuntimeError);
-  EXPECT_THROW(runtime_->port("n9", "redis", 1), RuntimeError);
-  EXPECT_THROW(runtime_->run_in("n9", [] {}), RuntimeError);
+  EXPECT_THROW(runtime_->node("n9"), HarnessError);
+  EXPECT_THROW(runtime_->port("n9", "redis", 1), HarnessError);
+  EXPECT_THROW(runtime_->run_in("n9", [] {}), HarnessError);
 }
 
 TEST(MakeRuntimeTest, UnknownKindIsAnError) {
@@ -69,7 +69,7 @@ TEST(MakeRuntimeTest, UnknownKindIsAnError) {
   try {
     make_runtime("docker", state.run_id(), state);
     FAIL() << "no error for an unknown runtime";
-  } catch (const RuntimeError& e) {
+  } catch (const HarnessError& e) {
     EXPECT_NE(std::string(e.what()).find("docker"), std::string::npos) << e.what();
   }
   EXPECT_EQ(default_runtime_kind(), ::geteuid() == 0 ? "netns" : "local");
@@ -78,7 +78,7 @@ TEST(MakeRuntimeTest, UnknownKindIsAnError) {
 TEST(MakeRuntimeTest, NetnsWithoutRootSaysWhatToDo) {
   RunState state(RunState::new_run_id());
   if (::geteuid() != 0) {
-    EXPECT_THROW(make_runtime("netns", state.run_id(), state), RuntimeError);
+    EXPECT_THROW(make_runtime("netns", state.run_id(), state), HarnessError);
     return;
   }
   // As root, check the message from a child that gave root up.
@@ -89,7 +89,7 @@ TEST(MakeRuntimeTest, NetnsWithoutRootSaysWhatToDo) {
     if (::setresuid(65534, 65534, 65534) == 0) {
       try {
         make_runtime("netns", state.run_id(), state);
-      } catch (const RuntimeError& e) {
+      } catch (const HarnessError& e) {
         message = e.what();
       }
     }

@@ -9,9 +9,9 @@
 
 #include <gtest/gtest.h>
 
-#include "harness/runtime/os_util.h"
-#include "harness/runtime/run_state.h"
-#include "harness/runtime/supervisor.h"
+#include "platform/os_util.h"
+#include "platform/run_state.h"
+#include "platform/supervisor.h"
 #include "tests/runtime/test_util.h"
 
 namespace fencecheck {
@@ -46,7 +46,7 @@ int listen_in(Runtime& runtime, const std::string& node, std::uint16_t port) {
     addr.sin_port = htons(port);
     ::inet_pton(AF_INET, runtime.node(node).address.c_str(), &addr.sin_addr);
     if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(fd, 16) != 0) {
-      throw RuntimeError("listen failed: " + os::strerror_string(errno));
+      throw HarnessError("listen failed: " + os::strerror_string(errno));
     }
   });
   return fd;
@@ -112,8 +112,8 @@ TEST_F(NetnsRuntimeTest, PartitionCutsAndHealRestoresTheLink) {
   EXPECT_TRUE(supervisor().tcp_connects("c1", n1, 7001, 1000ms));
   EXPECT_TRUE(supervisor().tcp_connects("c2", n1, 7001, 1000ms));
   ::close(listener);
-  EXPECT_THROW(runtime_->partition({{"n1"}, {"n1", "c1"}}), RuntimeError);
-  EXPECT_THROW(runtime_->partition({{"n1"}, {"x9"}}), RuntimeError);
+  EXPECT_THROW(runtime_->partition({{"n1"}, {"n1", "c1"}}), HarnessError);
+  EXPECT_THROW(runtime_->partition({{"n1"}, {"x9"}}), HarnessError);
 }
 
 TEST_F(NetnsRuntimeTest, SpawnedServerRunsInItsNodeNamespace) {

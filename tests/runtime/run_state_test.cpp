@@ -1,4 +1,4 @@
-#include "harness/runtime/run_state.h"
+#include "platform/run_state.h"
 
 #include <signal.h>
 #include <sys/wait.h>
@@ -8,9 +8,9 @@
 
 #include <gtest/gtest.h>
 
-#include "harness/runtime/clean_command.h"
-#include "harness/runtime/os_util.h"
-#include "harness/runtime/runtime.h"
+#include "harness/clean_command.h"
+#include "platform/os_util.h"
+#include "platform/runtime.h"
 #include "tests/runtime/test_util.h"
 
 namespace fencecheck {
@@ -47,7 +47,7 @@ TEST(RunStateTest, NewRunIdsAreSixHexDigitsAndDistinct) {
   EXPECT_NE(a, b);
   EXPECT_FALSE(RunState::valid_run_id("ABCDEF"));
   EXPECT_FALSE(RunState::valid_run_id("abc"));
-  EXPECT_THROW(RunState("../etc"), RuntimeError);
+  EXPECT_THROW(RunState("../etc"), HarnessError);
 }
 
 TEST(RunStateTest, FileFollowsEveryChangeAndIsRemovedAtTheEnd) {
@@ -91,7 +91,7 @@ TEST(RunStateTest, FileFollowsEveryChangeAndIsRemovedAtTheEnd) {
 
 TEST(RunStateTest, SecondStateWithTheSameIdIsRefused) {
   RunState first(RunState::new_run_id());
-  EXPECT_THROW(RunState second(first.run_id()), RuntimeError);
+  EXPECT_THROW(RunState second(first.run_id()), HarnessError);
 }
 
 TEST(RunStateTest, DestructorRemovesWhatIsStillRecorded) {

@@ -1,4 +1,4 @@
-#include "harness/runtime/supervisor.h"
+#include "platform/supervisor.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -10,8 +10,8 @@
 
 #include <gtest/gtest.h>
 
-#include "harness/runtime/os_util.h"
-#include "harness/runtime/run_state.h"
+#include "platform/os_util.h"
+#include "platform/run_state.h"
 #include "tests/runtime/test_util.h"
 
 namespace fencecheck {
@@ -105,7 +105,7 @@ TEST_F(SupervisorTest, MissingBinaryIsAnErrorNamingIt) {
   try {
     supervisor_.spawn(spec);
     FAIL() << "spawn of a missing binary did not throw";
-  } catch (const RuntimeError& e) {
+  } catch (const HarnessError& e) {
     EXPECT_NE(std::string(e.what()).find("fc-no-such-binary-xyz"), std::string::npos) << e.what();
   }
   EXPECT_TRUE(state_.snapshot()["process_groups"].empty());
@@ -120,7 +120,7 @@ TEST_F(SupervisorTest, ExecFailureComesBackNamingTheBinary) {
   try {
     supervisor_.spawn(spec);
     FAIL() << "exec of a broken binary did not throw";
-  } catch (const RuntimeError& e) {
+  } catch (const HarnessError& e) {
     std::string what = e.what();
     EXPECT_NE(what.find(bogus.string()), std::string::npos) << what;
     EXPECT_NE(what.find("exec"), std::string::npos) << what;
@@ -131,7 +131,7 @@ TEST_F(SupervisorTest, ExecFailureComesBackNamingTheBinary) {
 TEST_F(SupervisorTest, UnknownNodeIsAnError) {
   ProcessSpec spec = shell("true");
   spec.node = "n7";
-  EXPECT_THROW(supervisor_.spawn(spec), RuntimeError);
+  EXPECT_THROW(supervisor_.spawn(spec), HarnessError);
 }
 
 TEST_F(SupervisorTest, WaitReadyQuotesTheLogWhenTheProcessDies) {
@@ -139,7 +139,7 @@ TEST_F(SupervisorTest, WaitReadyQuotesTheLogWhenTheProcessDies) {
   try {
     supervisor_.wait_ready(p, [] { return false; }, 5000ms);
     FAIL() << "wait_ready did not throw";
-  } catch (const RuntimeError& e) {
+  } catch (const HarnessError& e) {
     std::string what = e.what();
     EXPECT_NE(what.find("FATAL: bad config line 3"), std::string::npos) << what;
     EXPECT_NE(what.find("exited with code 3"), std::string::npos) << what;
@@ -152,7 +152,7 @@ TEST_F(SupervisorTest, WaitReadyTimesOut) {
   try {
     supervisor_.wait_ready(p, [] { return false; }, 300ms);
     FAIL() << "wait_ready did not time out";
-  } catch (const RuntimeError& e) {
+  } catch (const HarnessError& e) {
     EXPECT_NE(std::string(e.what()).find("not ready after 300 ms"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("starting"), std::string::npos) << e.what();
   }
@@ -179,7 +179,7 @@ TEST_F(SupervisorTest, TcpConnectsSeesAListener) {
   EXPECT_TRUE(supervisor_.tcp_connects("c1", "127.0.0.1", port, 500ms));
   ::close(fd);
   EXPECT_FALSE(supervisor_.tcp_connects("c1", "127.0.0.1", port, 500ms));
-  EXPECT_THROW(supervisor_.tcp_connects("c1", "localhost", port, 500ms), RuntimeError);
+  EXPECT_THROW(supervisor_.tcp_connects("c1", "localhost", port, 500ms), HarnessError);
 }
 
 TEST_F(SupervisorTest, DestructorStopsEverything) {

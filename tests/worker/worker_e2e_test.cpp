@@ -13,7 +13,7 @@
 
 #include "backends/redis/redis_lock_client.h"
 #include "harness/control/worker_handle.h"
-#include "harness/runtime/runtime.h"
+#include "platform/runtime.h"
 #include "tests/backends/test_process.h"
 
 namespace fencecheck {
@@ -210,7 +210,7 @@ TEST_F(ClientSide, BadRequestsAreClearFailures) {
   try {
     w.setup("no-such-backend", nlohmann::json::object(), resource_address(), "c1");
     FAIL() << "setup with an unknown backend must throw";
-  } catch (const RuntimeError& e) {
+  } catch (const HarnessError& e) {
     EXPECT_NE(std::string(e.what()).find("unknown backend \"no-such-backend\""),
               std::string::npos) << e.what();
   }
@@ -246,7 +246,7 @@ TEST_F(ClientSide, ShutdownAndSigtermExitCleanly) {
 TEST_F(ClientSide, WaitConnectedTimesOutWithoutAWorker) {
   WorkerHandle h((dir_ / "nobody.sock").string());
   auto start = std::chrono::steady_clock::now();
-  EXPECT_THROW(h.wait_connected(300ms), RuntimeError);
+  EXPECT_THROW(h.wait_connected(300ms), HarnessError);
   EXPECT_LT(std::chrono::steady_clock::now() - start, 1s);
 }
 

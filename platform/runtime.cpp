@@ -9,8 +9,8 @@
 #include <regex>
 #include <set>
 
-#include "harness/runtime/os_util.h"
-#include "harness/runtime/runtime_base.h"
+#include "platform/os_util.h"
+#include "platform/runtime_base.h"
 
 namespace fencecheck {
 
@@ -20,21 +20,21 @@ const Node& NodeTableRuntime::node(std::string_view name) const {
   }
   std::string known;
   for (const auto& n : nodes_) known += (known.empty() ? "" : ", ") + n.name;
-  throw RuntimeError("unknown node '" + std::string(name) + "' (nodes: " + known + ")");
+  throw HarnessError("unknown node '" + std::string(name) + "' (nodes: " + known + ")");
 }
 
 void NodeTableRuntime::check_new_node_names(const std::vector<std::string>& names) const {
   static const std::regex pattern("^[a-z][a-z0-9]{0,15}$");
-  if (!nodes_.empty()) throw RuntimeError("Runtime::create called twice");
-  if (names.empty()) throw RuntimeError("Runtime::create: no nodes given");
-  if (names.size() > 250) throw RuntimeError("Runtime::create: more than 250 nodes");
+  if (!nodes_.empty()) throw HarnessError("Runtime::create called twice");
+  if (names.empty()) throw HarnessError("Runtime::create: no nodes given");
+  if (names.size() > 250) throw HarnessError("Runtime::create: more than 250 nodes");
   std::set<std::string> seen;
   for (const auto& n : names) {
     if (!std::regex_match(n, pattern) || n == "hub") {
-      throw RuntimeError("bad node name '" + n +
+      throw HarnessError("bad node name '" + n +
                          "': use a lowercase letter then up to 15 letters or digits, not 'hub'");
     }
-    if (!seen.insert(n).second) throw RuntimeError("node '" + n + "' named twice");
+    if (!seen.insert(n).second) throw HarnessError("node '" + n + "' named twice");
   }
 }
 
@@ -43,7 +43,7 @@ namespace {
 // A port the kernel considers free on 127.0.0.1 right now.
 std::uint16_t free_loopback_port() {
   int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) throw RuntimeError("socket: " + os::strerror_string(errno));
+  if (fd < 0) throw HarnessError("socket: " + os::strerror_string(errno));
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -52,7 +52,7 @@ std::uint16_t free_loopback_port() {
       ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
     int err = errno;
     ::close(fd);
-    throw RuntimeError("cannot find a free port on 127.0.0.1: " + os::strerror_string(err));
+    throw HarnessError("cannot find a free port on 127.0.0.1: " + os::strerror_string(err));
   }
   ::close(fd);
   return ntohs(addr.sin_port);
@@ -78,7 +78,7 @@ class LocalRuntime final : public NodeTableRuntime {
       std::uint16_t p = free_loopback_port();
       if (given_.insert(p).second) return ports_[key] = p;
     }
-    throw RuntimeError("cannot find a distinct free port for " + key);
+    throw HarnessError("cannot find a distinct free port for " + key);
   }
 
   void run_in(std::string_view node_name, const std::function<void()>& fn) const override {
@@ -88,7 +88,7 @@ class LocalRuntime final : public NodeTableRuntime {
 
   bool supports_partitions() const override { return false; }
   void partition(const std::vector<std::vector<std::string>>&) override {
-    throw RuntimeError("partitions need the netns runtime (run as root)");
+    throw HarnessError("partitions need the netns runtime (run as root)");
   }
   void heal() override {}
   void destroy() noexcept override {}
@@ -106,16 +106,16 @@ std::unique_ptr<Runtime> make_runtime(std::string_view kind, const std::string& 
   if (kind == "local") return std::make_unique<LocalRuntime>();
   if (kind == "netns") {
     if (::geteuid() != 0) {
-      throw RuntimeError(
+      throw HarnessError(
           "the netns runtime needs root (it creates network namespaces): use --runtime local, "
           "or run with sudo");
     }
     if (!os::find_executable("ip")) {
-      throw RuntimeError("the netns runtime needs `ip`: " + os::install_hint("ip"));
+      throw HarnessError("the netns runtime needs `ip`: " + os::install_hint("ip"));
     }
     return make_netns_runtime(run_id, state);
   }
-  throw RuntimeError("unknown runtime '" + std::string(kind) + "': use netns or local");
+  throw HarnessError("unknown runtime '" + std::string(kind) + "': use netns or local");
 }
 
 std::string default_runtime_kind() { return ::geteuid() == 0 ? "netns" : "local"; }

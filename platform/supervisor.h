@@ -13,7 +13,7 @@
 // Ownership and order: the Supervisor owns its Process objects; references stay valid
 // until it is destroyed. Destroy (or stop_all) the Supervisor before Runtime::destroy()
 // and before the RunState; both must outlive it.
-// Errors throw RuntimeError (runtime.h): spawn names the binary and the failed step,
+// Errors throw HarnessError (runtime.h): spawn names the binary and the failed step,
 // wait_ready quotes the tail of the process's log.
 #pragma once
 
@@ -27,7 +27,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/runtime/runtime.h"
+#include "platform/runtime.h"
 
 namespace fencecheck {
 
@@ -68,17 +68,17 @@ class Supervisor {
   Supervisor(const Supervisor&) = delete;
   Supervisor& operator=(const Supervisor&) = delete;
 
-  // Starts the process; returns once it has exec'd. Throws RuntimeError for an unknown
+  // Starts the process; returns once it has exec'd. Throws HarnessError for an unknown
   // node, a binary not in PATH, or any failed start-up step (naming binary and step).
   Process& spawn(const ProcessSpec& spec);
 
-  // Polls ready() (every 50 ms) until it returns true. Throws RuntimeError quoting the
+  // Polls ready() (every 50 ms) until it returns true. Throws HarnessError quoting the
   // log tail if the process exits first or the timeout passes.
   void wait_ready(Process& p, const std::function<bool()>& ready,
                   std::chrono::milliseconds timeout);
 
   // True if a TCP connection to address:port (IPv4 dotted quad) from inside `node`'s
-  // network succeeds within timeout. Throws RuntimeError for a bad address or node.
+  // network succeeds within timeout. Throws HarnessError for a bad address or node.
   bool tcp_connects(std::string_view node, const std::string& address, std::uint16_t port,
                     std::chrono::milliseconds timeout) const;
 

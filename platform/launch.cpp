@@ -1,4 +1,4 @@
-#include "harness/runtime/launch.h"
+#include "platform/launch.h"
 
 #include <fcntl.h>
 #include <sched.h>
@@ -11,9 +11,9 @@
 #include <filesystem>
 #include <map>
 
-#include "harness/runtime/os_util.h"
-#include "harness/runtime/run_state.h"
-#include "harness/runtime/runtime.h"
+#include "platform/os_util.h"
+#include "platform/run_state.h"
+#include "platform/runtime.h"
 
 extern char** environ;
 
@@ -59,7 +59,7 @@ class Fd {
 
 void make_pipe(Fd& read_end, Fd& write_end) {
   int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) throw RuntimeError("pipe: " + os::strerror_string(errno));
+  if (::pipe2(fds, O_CLOEXEC) != 0) throw HarnessError("pipe: " + os::strerror_string(errno));
   read_end.reset(fds[0]);
   write_end.reset(fds[1]);
 }
@@ -126,25 +126,25 @@ ExecPlan plan_exec(const ProcessSpec& spec, const std::string& exe) {
 
 int launch_child(const ProcessSpec& spec, const std::string& netns_path, RunState& state) {
   const std::string what = "cannot start " + spec.name + " on node " + spec.node;
-  if (spec.argv.empty() || spec.argv[0].empty()) throw RuntimeError(what + ": empty command");
-  if (spec.log.empty()) throw RuntimeError(what + ": no log file given");
+  if (spec.argv.empty() || spec.argv[0].empty()) throw HarnessError(what + ": empty command");
+  if (spec.log.empty()) throw HarnessError(what + ": no log file given");
   auto exe = os::find_executable(spec.argv[0]);
   if (!exe) {
-    throw RuntimeError(what + ": `" + spec.argv[0] + "` is not installed or not in PATH (" +
+    throw HarnessError(what + ": `" + spec.argv[0] + "` is not installed or not in PATH (" +
                        os::install_hint(spec.argv[0]) + ")");
   }
   std::error_code ec;
   std::filesystem::create_directories(spec.log.parent_path(), ec);
   Fd log(::open(spec.log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644));
   if (log.get() < 0) {
-    throw RuntimeError(what + ": cannot open log " + spec.log.string() + ": " +
+    throw HarnessError(what + ": cannot open log " + spec.log.string() + ": " +
                        os::strerror_string(errno));
   }
   Fd netns;
   if (!netns_path.empty()) {
     netns.reset(::open(netns_path.c_str(), O_RDONLY | O_CLOEXEC));
     if (netns.get() < 0) {
-      throw RuntimeError(what + ": cannot open " + netns_path + ": " + os::strerror_string(errno));
+      throw HarnessError(what + ": cannot open " + netns_path + ": " + os::strerror_string(errno));
     }
   }
   ExecPlan plan = plan_exec(spec, *exe);
@@ -155,7 +155,7 @@ int launch_child(const ProcessSpec& spec, const std::string& netns_path, RunStat
 
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
-  if (pid < 0) throw RuntimeError(what + ": fork: " + os::strerror_string(errno));
+  if (pid < 0) throw HarnessError(what + ": fork: " + os::strerror_string(errno));
   if (pid == 0) {
     // The child must see EOF on `go` if the controller dies, so it drops the write end.
     ::close(go_write.get());
@@ -187,7 +187,7 @@ int launch_child(const ProcessSpec& spec, const std::string& netns_path, RunStat
   if (got == 0) return pid;  // exec closed the pipe: the program is running
   kill_and_reap();
   state.remove_process_group(pid);
-  throw RuntimeError(what + ": " + step_name(failure.step) + " of `" + *exe +
+  throw HarnessError(what + ": " + step_name(failure.step) + " of `" + *exe +
                      "` failed: " + os::strerror_string(failure.err));
 }
 

@@ -1,4 +1,4 @@
-#include "harness/resource/stop_signals.h"
+#include "platform/stop_signals.h"
 
 #include <pthread.h>
 #include <signal.h>

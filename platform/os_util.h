@@ -31,10 +31,10 @@ struct CommandResult {
 };
 
 // Runs argv (argv[0] found by find_executable) with `input` on stdin and waits. Throws
-// RuntimeError when it cannot be started.
+// HarnessError when it cannot be started.
 CommandResult run_command(const std::vector<std::string>& argv, const std::string& input = "");
 
-// Like run_command, but throws RuntimeError quoting the command and its output when the
+// Like run_command, but throws HarnessError quoting the command and its output when the
 // exit code is not 0. `what` says what was being done, for the message.
 std::string check_command(const std::vector<std::string>& argv, const std::string& what,
                           const std::string& input = "");

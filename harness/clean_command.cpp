@@ -1,9 +1,9 @@
-#include "harness/runtime/clean_command.h"
+#include "harness/clean_command.h"
 
 #include <iostream>
 #include <memory>
 
-#include "harness/runtime/run_state.h"
+#include "platform/run_state.h"
 
 namespace fencecheck {
 

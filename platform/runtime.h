@@ -7,7 +7,7 @@
 // Every namespace and rule a Runtime makes is recorded in the RunState before it exists,
 // so that `fencecheck clean` can remove it after a crash. The host's own network namespace
 // is never changed (everything is made with `ip -n <our namespace>`). create() and destroy()
-// are not thread-safe; after create() the other methods are. Errors throw RuntimeError
+// are not thread-safe; after create() the other methods are. Errors throw HarnessError
 // with a message that says what failed and what to do.
 //
 // netns details: namespaces `fc-<run_id>-hub` (bridge br0) and `fc-<run_id>-<node>` (eth0,
@@ -24,14 +24,11 @@
 #include <string_view>
 #include <vector>
 
+#include "platform/errors.h"
+
 namespace fencecheck {
 
 class RunState;
-
-class RuntimeError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
 
 struct Node {
   std::string name;     // "n1", "r1", "c3"
@@ -47,7 +44,7 @@ class Runtime {
   // Creates the network and one node per name (lowercase [a-z][a-z0-9]*, ≤16 chars, not
   // "hub"), in order: nodes()[i] is node_names[i]. Call once.
   virtual void create(const std::vector<std::string>& node_names) = 0;
-  // Throws RuntimeError for an unknown node name.
+  // Throws HarnessError for an unknown node name.
   virtual const Node& node(std::string_view name) const = 0;
   virtual const std::vector<Node>& nodes() const = 0;
 
@@ -64,7 +61,7 @@ class Runtime {
 
   virtual bool supports_partitions() const = 0;
   // Drops every packet between nodes of different groups; nodes not named keep all
-  // links. Replaces any earlier partition. Throws RuntimeError under local, for an
+  // links. Replaces any earlier partition. Throws HarnessError under local, for an
   // unknown node, or for a node named in two groups.
   virtual void partition(const std::vector<std::vector<std::string>>& groups) = 0;
   virtual void heal() = 0;
@@ -76,7 +73,7 @@ class Runtime {
 
 // kind: "netns" or "local". run_id names every resource; state records them and must
 // outlive the Runtime.
-// Throws RuntimeError for an unknown kind, or for netns without root.
+// Throws HarnessError for an unknown kind, or for netns without root.
 std::unique_ptr<Runtime> make_runtime(std::string_view kind, const std::string& run_id,
                                       RunState& state);
 // "netns" when running as root, "local" otherwise.

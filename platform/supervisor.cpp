@@ -1,4 +1,4 @@
-#include "harness/runtime/supervisor.h"
+#include "platform/supervisor.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -16,9 +16,9 @@
 #include <sstream>
 #include <thread>
 
-#include "harness/runtime/launch.h"
-#include "harness/runtime/os_util.h"
-#include "harness/runtime/run_state.h"
+#include "platform/launch.h"
+#include "platform/os_util.h"
+#include "platform/run_state.h"
 
 namespace fencecheck {
 
@@ -177,10 +177,10 @@ bool connect_within(const std::string& address, std::uint16_t port, milliseconds
   addr.sin_family = AF_INET;
   addr.sin_port = htons(port);
   if (::inet_pton(AF_INET, address.c_str(), &addr.sin_addr) != 1) {
-    throw RuntimeError("tcp_connects: '" + address + "' is not an IPv4 address");
+    throw HarnessError("tcp_connects: '" + address + "' is not an IPv4 address");
   }
   int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (fd < 0) throw RuntimeError("socket: " + os::strerror_string(errno));
+  if (fd < 0) throw HarnessError("socket: " + os::strerror_string(errno));
   bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
   if (!ok && errno == EINPROGRESS) {
     pollfd p{fd, POLLOUT, 0};
@@ -223,14 +223,14 @@ void Supervisor::wait_ready(Process& p, const std::function<bool()>& ready, mill
   const auto& spec = p.spec();
   for (;;) {
     if (!p.alive()) {
-      throw RuntimeError(spec.name + " on node " + spec.node + " " +
+      throw HarnessError(spec.name + " on node " + spec.node + " " +
                          describe_status(p.exit_status().value_or(0)) +
                          " before it was ready; last lines of " + spec.log.string() + ":\n" +
                          p.log_tail());
     }
     if (ready()) return;
     if (Clock::now() >= deadline) {
-      throw RuntimeError(spec.name + " on node " + spec.node + " was not ready after " +
+      throw HarnessError(spec.name + " on node " + spec.node + " was not ready after " +
                          std::to_string(timeout.count()) + " ms; last lines of " +
                          spec.log.string() + ":\n" + p.log_tail());
     }

@@ -1,5 +1,5 @@
 // Removal of recorded resources, shared by clean_runs, ~RunState and NetnsRuntime.
-// Internal to harness/runtime.
+// Internal to platform/.
 #pragma once
 
 #include <cstdint>
@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "harness/runtime/run_state.h"
+#include "platform/run_state.h"
 
 namespace fencecheck::cleanup {
 
@@ -19,7 +19,7 @@ namespace fencecheck::cleanup {
 bool kill_group_if_ours(int pgid, std::optional<std::uint64_t> leader_start_time);
 
 // Deletes /run/netns/<name> with `ip netns del`. False if it did not exist. Throws
-// RuntimeError on failure.
+// HarnessError on failure.
 bool delete_netns(const std::string& name);
 bool netns_exists(const std::string& name);
 

@@ -13,10 +13,10 @@
 #include <set>
 #include <thread>
 
-#include "harness/runtime/cleanup.h"
-#include "harness/runtime/os_util.h"
-#include "harness/runtime/run_state.h"
-#include "harness/runtime/runtime_base.h"
+#include "platform/cleanup.h"
+#include "platform/os_util.h"
+#include "platform/run_state.h"
+#include "platform/runtime_base.h"
 
 namespace fencecheck {
 
@@ -36,7 +36,7 @@ std::string pick_iptables_restore(const std::string& probe_netns) {
     if (r.status == 0) return chosen = tool + "-restore";
     tried += "\n" + tool + ": " + r.output;
   }
-  throw RuntimeError("no working iptables for partitions (tried iptables-nft, iptables-legacy):" +
+  throw HarnessError("no working iptables for partitions (tried iptables-nft, iptables-legacy):" +
                      tried + "\ninstall the Debian package iptables (scripts/setup.sh)");
 }
 
@@ -45,7 +45,7 @@ class NetnsRuntime final : public NodeTableRuntime {
   NetnsRuntime(std::string run_id, RunState& state)
       : run_id_(std::move(run_id)), state_(state), hub_("fc-" + run_id_ + "-hub") {
     if (!RunState::valid_run_id(run_id_)) {
-      throw RuntimeError("bad run id '" + run_id_ + "': expected 6 lowercase hex digits");
+      throw HarnessError("bad run id '" + run_id_ + "': expected 6 lowercase hex digits");
     }
     // A private /24 per run. Each run's network lives only inside its own namespaces, so
     // even two runs on the same subnet could not collide; deriving it keeps logs distinct.
@@ -95,7 +95,7 @@ class NetnsRuntime final : public NodeTableRuntime {
     const Node& n = node(node_name);
     int fd = ::open(("/run/netns/" + n.netns).c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
-      throw RuntimeError("cannot open namespace of node " + n.name + ": " +
+      throw HarnessError("cannot open namespace of node " + n.name + ": " +
                          os::strerror_string(errno));
     }
     // setns changes only the calling thread, so a throwaway thread keeps ours unchanged.
@@ -103,7 +103,7 @@ class NetnsRuntime final : public NodeTableRuntime {
     std::thread worker([&] {
       try {
         if (::setns(fd, CLONE_NEWNET) != 0) {
-          throw RuntimeError("cannot enter namespace of node " + n.name + ": " +
+          throw HarnessError("cannot enter namespace of node " + n.name + ": " +
                              os::strerror_string(errno));
         }
         fn();
@@ -124,7 +124,7 @@ class NetnsRuntime final : public NodeTableRuntime {
       for (const auto& name : groups[g]) {
         node(name);
         if (!group_of.emplace(name, g).second) {
-          throw RuntimeError("partition: node '" + name + "' is in two groups");
+          throw HarnessError("partition: node '" + name + "' is in two groups");
         }
       }
     }
@@ -157,7 +157,7 @@ class NetnsRuntime final : public NodeTableRuntime {
  private:
   void record(const std::string& ns) {
     if (cleanup::netns_exists(ns)) {
-      throw RuntimeError("network namespace " + ns + " exists already: run `fencecheck clean`");
+      throw HarnessError("network namespace " + ns + " exists already: run `fencecheck clean`");
     }
     state_.add_netns(ns);
     recorded_.push_back(ns);

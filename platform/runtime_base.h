@@ -1,12 +1,12 @@
 // What the local and netns runtimes share: the node table and node-name rules.
-// Internal to harness/runtime.
+// Internal to platform/.
 #pragma once
 
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "harness/runtime/runtime.h"
+#include "platform/runtime.h"
 
 namespace fencecheck {
 
@@ -16,7 +16,7 @@ class NodeTableRuntime : public Runtime {
   const std::vector<Node>& nodes() const override { return nodes_; }
 
  protected:
-  // Throws RuntimeError unless names are distinct, lowercase [a-z][a-z0-9]* of at most
+  // Throws HarnessError unless names are distinct, lowercase [a-z][a-z0-9]* of at most
   // 16 characters, not "hub", at most 250 of them, and create() was not called yet.
   void check_new_node_names(const std::vector<std::string>& names) const;
   std::vector<Node> nodes_;

@@ -1,4 +1,4 @@
-#include "harness/runtime/run_state.h"
+#include "platform/run_state.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -8,9 +8,9 @@
 #include <random>
 #include <regex>
 
-#include "harness/runtime/cleanup.h"
-#include "harness/runtime/os_util.h"
-#include "harness/runtime/runtime.h"
+#include "platform/cleanup.h"
+#include "platform/os_util.h"
+#include "platform/runtime.h"
 
 namespace fencecheck {
 
@@ -30,7 +30,7 @@ fs::path write_temp_beside(const fs::path& target, const std::string& text) {
   tmp += ".tmp." + std::to_string(::getpid());
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) {
-    throw RuntimeError("cannot write run state " + tmp.string() + ": " +
+    throw HarnessError("cannot write run state " + tmp.string() + ": " +
                        os::strerror_string(errno));
   }
   std::size_t done = 0;
@@ -40,7 +40,7 @@ fs::path write_temp_beside(const fs::path& target, const std::string& text) {
     if (n < 0) {
       int err = errno;
       ::close(fd);
-      throw RuntimeError("cannot write run state " + tmp.string() + ": " +
+      throw HarnessError("cannot write run state " + tmp.string() + ": " +
                          os::strerror_string(err));
     }
     done += static_cast<std::size_t>(n);
@@ -80,18 +80,18 @@ std::string RunState::new_run_id() {
       return id;
     }
   }
-  throw RuntimeError("could not find a free run id in " + state_dir().string() +
+  throw HarnessError("could not find a free run id in " + state_dir().string() +
                      " (run `fencecheck clean`)");
 }
 
 RunState::RunState(std::string run_id) : run_id_(std::move(run_id)) {
   if (!valid_run_id(run_id_)) {
-    throw RuntimeError("bad run id '" + run_id_ + "': expected 6 lowercase hex digits");
+    throw HarnessError("bad run id '" + run_id_ + "': expected 6 lowercase hex digits");
   }
   std::error_code ec;
   fs::create_directories(state_dir(), ec);
   if (ec) {
-    throw RuntimeError("cannot create state directory " + state_dir().string() + ": " +
+    throw HarnessError("cannot create state directory " + state_dir().string() + ": " +
                        ec.message());
   }
   file_ = state_dir() / (run_id_ + ".json");
@@ -108,7 +108,7 @@ RunState::RunState(std::string run_id) : run_id_(std::move(run_id)) {
   int err = errno;
   ::unlink(tmp.c_str());
   if (rc != 0) {
-    throw RuntimeError("cannot create run state " + file_.string() + ": " +
+    throw HarnessError("cannot create run state " + file_.string() + ": " +
                        os::strerror_string(err) +
                        (err == EEXIST ? " (another run uses this id)" : ""));
   }
@@ -132,7 +132,7 @@ void RunState::save_locked() {
   if (::rename(tmp.c_str(), file_.c_str()) != 0) {
     int err = errno;
     ::unlink(tmp.c_str());
-    throw RuntimeError("cannot replace run state " + file_.string() + ": " +
+    throw HarnessError("cannot replace run state " + file_.string() + ": " +
                        os::strerror_string(err));
   }
 }

@@ -6,10 +6,10 @@
 #include <regex>
 #include <set>
 
-#include "harness/runtime/cleanup.h"
-#include "harness/runtime/os_util.h"
-#include "harness/runtime/run_state.h"
-#include "harness/runtime/runtime.h"
+#include "platform/cleanup.h"
+#include "platform/os_util.h"
+#include "platform/run_state.h"
+#include "platform/runtime.h"
 
 namespace fencecheck {
 

@@ -1,4 +1,4 @@
-// fork + exec of one supervised child. Internal to harness/runtime.
+// fork + exec of one supervised child. Internal to platform/.
 //
 // Why not Boost.Process (which the design names): every child must, between fork and
 // exec, set PR_SET_PDEATHSIG and re-check its parent, enter the node's network namespace,
@@ -14,13 +14,13 @@
 
 #include <string>
 
-#include "harness/runtime/supervisor.h"
+#include "platform/supervisor.h"
 
 namespace fencecheck {
 
 // Starts spec as a child leading its own process group and returns its pid. netns_path is
 // the node's /run/netns file, or empty. The group is recorded in state after the fork and
-// before the child may exec (and forgotten again if the start fails). Throws RuntimeError
+// before the child may exec (and forgotten again if the start fails). Throws HarnessError
 // naming the binary and the failed step if it cannot be started. Must run on a thread that
 // lives as long as the child should: PR_SET_PDEATHSIG fires when the forking thread exits.
 int launch_child(const ProcessSpec& spec, const std::string& netns_path, RunState& state);

@@ -1,4 +1,4 @@
-#include "harness/runtime/os_util.h"
+#include "platform/os_util.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -16,7 +16,7 @@
 #include <map>
 #include <sstream>
 
-#include "harness/runtime/runtime.h"
+#include "platform/runtime.h"
 
 extern char** environ;
 
@@ -40,7 +40,7 @@ std::optional<std::vector<std::string>> stat_fields_after_comm(int pid) {
 struct Pipe {
   int fd[2] = {-1, -1};
   Pipe() {
-    if (pipe2(fd, O_CLOEXEC) != 0) throw RuntimeError("pipe: " + strerror_string(errno));
+    if (pipe2(fd, O_CLOEXEC) != 0) throw HarnessError("pipe: " + strerror_string(errno));
   }
   ~Pipe() { close_both(); }
   void close_end(int i) {
@@ -160,7 +160,7 @@ std::optional<std::string> find_executable(const std::string& name) {
 }
 
 CommandResult run_command(const std::vector<std::string>& argv, const std::string& input) {
-  if (argv.empty()) throw RuntimeError("run_command: empty command");
+  if (argv.empty()) throw HarnessError("run_command: empty command");
   Pipe in, out;
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
@@ -175,7 +175,7 @@ CommandResult run_command(const std::vector<std::string>& argv, const std::strin
   int rc = exe ? posix_spawn(&pid, exe->c_str(), &actions, nullptr, args.data(), environ) : ENOENT;
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) {
-    throw RuntimeError("cannot run `" + argv[0] + "`: " + strerror_string(rc) + " (" +
+    throw HarnessError("cannot run `" + argv[0] + "`: " + strerror_string(rc) + " (" +
                        install_hint(argv[0]) + ")");
   }
   in.close_end(0);
@@ -217,7 +217,7 @@ std::string check_command(const std::vector<std::string>& argv, const std::strin
   if (result.status != 0) {
     std::string out = result.output;
     while (!out.empty() && out.back() == '\n') out.pop_back();
-    throw RuntimeError(what + " failed: `" + quote_argv(argv) + "` exited with " +
+    throw HarnessError(what + " failed: `" + quote_argv(argv) + "` exited with " +
                        std::to_string(result.status) + (out.empty() ? "" : ": " + out));
   }
   return result.output;

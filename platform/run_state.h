@@ -8,7 +8,7 @@
 //    "netns":[names], "process_groups":[{"pgid":G,"start_time":T}], "paths":[paths]}
 // Start times are field 22 of /proc/<pid>/stat, so a reused pid is never mistaken for ours.
 //
-// Thread-safe. Every mutator rewrites the file before returning and throws RuntimeError
+// Thread-safe. Every mutator rewrites the file before returning and throws HarnessError
 // (runtime.h) when it cannot, so a caller never creates a resource that is not recorded.
 #pragma once
 
@@ -25,7 +25,7 @@ namespace fencecheck {
 class RunState {
  public:
   // Creates the state file, recording this process as the controller. run_id must be
-  // 6 lowercase hex digits (see new_run_id); throws RuntimeError if it is not, or if a
+  // 6 lowercase hex digits (see new_run_id); throws HarnessError if it is not, or if a
   // state file for it exists already.
   explicit RunState(std::string run_id);
   // Removes whatever is still recorded (a safety net: normally the Supervisor and the
