@@ -1,5 +1,6 @@
 #include "checkers/history_reader.h"
 
+#include "checkers/canonical_json.h"
 #include "checkers/history_validator.h"
 #include "checkers/jsonl.h"
 
@@ -63,7 +64,7 @@ void decode_client_value(const jsonl::Fields& fl, element value, Event& e) {
       simdjson::dom::array items;
       if (e.type == OpType::kOk && !value.get_array().get(items)) {
         e.read_is_array = true;
-        for (element item : items) e.read_items.push_back(jsonl::canonical(item));
+        for (element item : items) e.read_items.push_back(canonical_json(item));
       }
       break;
     }
@@ -76,7 +77,7 @@ void decode_client_value(const jsonl::Fields& fl, element value, Event& e) {
       if (!written.get_array().get(items)) {
         std::optional<element> last;
         for (element item : items) last = item;
-        if (last) e.appended = jsonl::canonical(*last);
+        if (last) append_canonical_json(*last, e.appended);
       }
       break;
     }
@@ -135,7 +136,11 @@ bool HistoryReader::next(Event& e) {
 
   e.f_name.assign(fl.require_string("f"));
   auto value = fl.find("value");
-  e.value = value ? jsonl::canonical(*value) : "null";
+  if (value) {
+    append_canonical_json(*value, e.value);
+  } else {
+    e.value = "null";
+  }
   e.node.assign(fl.optional_string("node"));
   e.error.assign(fl.optional_string("error"));
 
@@ -190,7 +195,7 @@ bool ResourceLogReader::next(ResourceEntry& r) {
   r.is_write = op == "write";
   element token = fl.require("token");
   if (!token.is_null()) r.token = fl.require_int("token", INT64_MIN);
-  r.value = fl.find("value") ? jsonl::canonical(*fl.find("value")) : "null";
+  r.value = fl.find("value") ? canonical_json(*fl.find("value")) : "null";
   r.accepted = fl.require_bool("accepted");
   r.reason.assign(fl.optional_string("reason"));
   r.client.assign(fl.optional_string("client"));

@@ -66,8 +66,6 @@ const char* type_name(simdjson::dom::element_type t) {
   return "?";
 }
 
-std::string canonical(simdjson::dom::element e) { return simdjson::minify(e); }
-
 void Fields::fail(std::string_view field, const std::string& what) const {
   throw InputError(file, line, std::string(field), what);
 }

@@ -78,7 +78,5 @@ class Fields {
 };
 
 const char* type_name(simdjson::dom::element_type t);
-// Minified JSON text of an element: the canonical form values are compared in.
-std::string canonical(simdjson::dom::element e);
 
 }  // namespace fencecheck::jsonl

@@ -16,7 +16,7 @@ struct ResourceEntry {
   std::string key;
   bool is_write = false;  // op: "write" or "read"
   std::optional<Token> token;
-  std::string value;  // minified JSON text
+  std::string value;  // canonical JSON text (canonical_json.h)
   bool accepted = false;
   std::string reason;  // why rejected; empty when accepted
   std::string client;  // node that sent the request

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <optional>
 
+#include "checkers/canonical_json.h"
 #include "checkers/edn/edn.h"
 #include "checkers/history_validator.h"
 
@@ -30,6 +31,10 @@ std::optional<Token> token_of(const Value& v) {
 std::string token_json(std::optional<Token> t) {
   return std::string("{\"token\":") + (t ? std::to_string(*t) : "null") + "}";
 }
+
+// The canonical text (canonical_json.h) of a value read from EDN, so that EDN and JSONL
+// histories compare values alike. dump() always yields JSON, hence the value().
+std::string canonical(const nlohmann::json& j) { return canonical_json_text(j.dump()).value(); }
 
 std::string name_of(const Value& v) {
   bool named = v.kind == Value::Kind::kKeyword || v.kind == Value::Kind::kSymbol || v.kind == Value::Kind::kString;
@@ -151,24 +156,24 @@ struct EdnHistoryReader::Impl {
         break;
       case OpFn::kRead: {
         nlohmann::json read = ok ? edn::to_json(*inner) : nlohmann::json();
-        e.value = read.dump();
+        e.value = canonical(read);
         if (read.is_array()) {
           e.read_is_array = true;
-          for (const auto& item : read) e.read_items.push_back(item.dump());
+          for (const auto& item : read) e.read_items.push_back(canonical(item));
         }
         break;
       }
       case OpFn::kWrite: {
         nlohmann::json written = edn::to_json(*inner);
-        if (written.is_array() && !written.empty()) e.appended = written.back().dump();
-        e.value = nlohmann::json{{"token", nullptr}, {"value", std::move(written)}}.dump();
+        if (written.is_array() && !written.empty()) e.appended = canonical(written.back());
+        e.value = canonical(nlohmann::json{{"token", nullptr}, {"value", std::move(written)}});
         break;
       }
       case OpFn::kCas:
         if (!is_sequence(*inner) || inner->items.size() != 2) {
           fail(*inner, ":value", "a cas value must be [expected new], found " + edn::a_kind(inner->kind));
         }
-        e.value = nlohmann::json{{"expect", edn::to_json(inner->items[0])}, {"value", edn::to_json(inner->items[1])}}.dump();
+        e.value = canonical(nlohmann::json{{"expect", edn::to_json(inner->items[0])}, {"value", edn::to_json(inner->items[1])}});
         break;
       case OpFn::kNemesis: break;
     }

@@ -2,35 +2,13 @@
 
 #include <unordered_map>
 
-#include <nlohmann/json.hpp>
+#include <simdjson.h>
+
+#include "checkers/canonical_json.h"
 
 namespace fencecheck::linear {
 
 namespace {
-
-bool is_plain_integer(const std::string& s) {
-  if (s.empty() || s.size() > 18) return false;
-  std::size_t i = s[0] == '-' ? 1 : 0;
-  if (i == s.size() || (s[i] == '0' && s.size() > i + 1)) return false;
-  for (; i < s.size(); ++i) {
-    if (s[i] < '0' || s[i] > '9') return false;
-  }
-  return true;
-}
-
-// The field `name` of a JSON object text, canonical; the whole value when it is no object.
-std::string field_or_whole(const std::string& text, const char* name) {
-  try {
-    auto j = nlohmann::json::parse(text);
-    if (j.is_object()) {
-      auto it = j.find(name);
-      return it == j.end() ? "null" : it->dump();
-    }
-    return j.dump();
-  } catch (const nlohmann::json::exception&) {
-    return text;
-  }
-}
 
 std::optional<OpKind> kind_of(OpFn f) {
   switch (f) {
@@ -46,15 +24,6 @@ std::optional<OpKind> kind_of(OpFn f) {
 
 }  // namespace
 
-std::string canonical_json(const std::string& text) {
-  if (text == "null" || is_plain_integer(text)) return text;
-  try {
-    return nlohmann::json::parse(text).dump();
-  } catch (const nlohmann::json::exception&) {
-    return text;
-  }
-}
-
 struct OpCollector::Impl {
   struct Pending {
     LinOp op;
@@ -64,6 +33,21 @@ struct OpCollector::Impl {
   std::vector<Partition> partitions;
   std::vector<std::unordered_map<std::string, std::int64_t>> value_ids;  // per partition
   std::unordered_map<std::int64_t, Pending> in_flight;                  // by process
+  simdjson::dom::parser parser;  // the collector's own, so its memory ends with the collector
+
+  // The canonical JSON of `text` (canonical_json.h: 1.0 and 1, or key order, do not make
+  // two values differ), or of its field `field` when `field` is given and `text` is an
+  // object (null when it lacks the field); `text` itself when it is not JSON.
+  std::string canonical(const std::string& text, const char* field = nullptr) {
+    simdjson::dom::element e;
+    if (parser.parse(text).get(e)) return text;
+    simdjson::dom::object o;
+    if (field != nullptr && !e.get_object().get(o)) {
+      simdjson::dom::element member;
+      return o.at_key(field).get(member) ? "null" : canonical_json(member);
+    }
+    return canonical_json(e);
+  }
 
   std::uint32_t key_id(const std::string& key) {
     auto [it, fresh] = key_ids.emplace(key, static_cast<std::uint32_t>(partitions.size()));
@@ -97,10 +81,10 @@ void OpCollector::observe(const Event& e) {
     p.op.invoke_index = p.op.complete_index = e.index;
     p.op.kind = *kind;
     if (*kind == OpKind::kRelease && e.token) p.op.arg = *e.token;
-    if (*kind == OpKind::kWrite) p.op.arg = s.value_id(p.key, field_or_whole(e.value, "value"));
+    if (*kind == OpKind::kWrite) p.op.arg = s.value_id(p.key, s.canonical(e.value, "value"));
     if (*kind == OpKind::kCas) {
-      p.op.arg = s.value_id(p.key, field_or_whole(e.value, "expect"));
-      p.op.arg2 = s.value_id(p.key, field_or_whole(e.value, "value"));
+      p.op.arg = s.value_id(p.key, s.canonical(e.value, "expect"));
+      p.op.arg2 = s.value_id(p.key, s.canonical(e.value, "value"));
     }
     s.in_flight[e.process] = p;
     return;
@@ -124,7 +108,7 @@ void OpCollector::observe(const Event& e) {
     p.op.arg = *e.token;
     counts_.tokens = true;
   }
-  if (!p.op.info && *kind == OpKind::kRead) p.op.arg = s.value_id(p.key, canonical_json(e.value));
+  if (!p.op.info && *kind == OpKind::kRead) p.op.arg = s.value_id(p.key, s.canonical(e.value));
   counts_.lock_ops |= p.op.is_lock_op();
   counts_.register_ops |= *kind == OpKind::kRead || *kind == OpKind::kWrite;
   counts_.cas_ops |= *kind == OpKind::kCas;

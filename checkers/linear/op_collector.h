@@ -44,8 +44,4 @@ class OpCollector {
   CollectedCounts counts_;
 };
 
-// Canonical minified JSON of `text` (so that 1.0 and 1, or key order, do not make two
-// values differ); `text` itself when it is not JSON.
-std::string canonical_json(const std::string& text);
-
 }  // namespace fencecheck::linear

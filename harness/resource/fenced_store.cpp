@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "checkers/canonical_json.h"
+
 namespace fencecheck {
 namespace {
 
@@ -31,14 +33,15 @@ std::string FencedStore::read(const std::string& key, const std::string& client)
 
 WriteOutcome FencedStore::write(const std::string& key, std::optional<std::int64_t> token,
                                 const std::string& value_json, const std::string& client) {
-  nlohmann::json parsed = nlohmann::json::parse(value_json, nullptr, /*allow_exceptions=*/false);
+  // The form the checkers compare values in, so that the log and the history agree.
+  std::optional<std::string> parsed = canonical_json_text(value_json);
   std::lock_guard<std::mutex> lock(mu_);
-  if (parsed.is_discarded()) {
+  if (!parsed) {
     WriteOutcome out{false, "value is not valid JSON"};
     log_locked(key, true, token, "null", false, out.reason, client);
     return out;
   }
-  std::string canonical = parsed.dump();
+  std::string canonical = std::move(*parsed);
   KeyState& state = keys_[key];
   WriteOutcome out{true, ""};
   if (mode_ == ResourceMode::kFenced && token && state.highest_token &&

@@ -124,5 +124,29 @@ TEST(Resource, ElementsCompareAsCanonicalJson) {
   EXPECT_EQ(h.result("resource").verdict, Verdict::kValid);
 }
 
+// A write of `element` to k0 and a final read returning `read_list`, written as raw lines
+// because HistoryBuilder's JSON would sort the keys itself.
+CheckResult appended_then_read(const std::string& element, const std::string& read_list) {
+  HistoryBuilder h;
+  const std::string write_value = R"({"token":null,"value":[)" + element + "]}";
+  h.raw(R"({"index":0,"time":0,"process":1,"type":"invoke","f":"write","key":"k0","value":)" + write_value + "}");
+  h.raw(R"({"index":1,"time":1000000,"process":1,"type":"ok","f":"write","key":"k0","value":)" + write_value + "}");
+  h.raw(R"({"index":2,"time":2000000,"process":2,"type":"invoke","f":"read","key":"k0","value":null})");
+  h.raw(R"({"index":3,"time":3000000,"process":2,"type":"ok","f":"read","key":"k0","value":)" + read_list + "}");
+  return h.result("resource");
+}
+
+TEST(Resource, KeyOrderAndNumberFormDoNotMakeALostUpdate) {
+  auto same = appended_then_read(R"({"b":1,"a":2})", R"([{"a":2,"b":1}])");
+  EXPECT_EQ(same.verdict, Verdict::kValid) << same.summary;
+  auto nested = appended_then_read(R"({"z":{"y":[1.0,2],"x":null},"a":"\u00e9"})",
+                                   R"([{"a":"é","z":{"x":null,"y":[1,2.0]}}])");
+  EXPECT_EQ(nested.verdict, Verdict::kValid) << nested.summary;
+  auto other = appended_then_read(R"({"b":1,"a":2})", R"([{"a":2,"b":3}])");
+  ASSERT_EQ(other.verdict, Verdict::kInvalid) << other.summary;
+  EXPECT_EQ(other.violations[0]["kind"], "lost-update");
+  EXPECT_EQ(other.violations[0]["element"], json({{"a", 2}, {"b", 1}}));
+}
+
 }  // namespace
 }  // namespace fencecheck::testing

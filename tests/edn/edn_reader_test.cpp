@@ -139,6 +139,21 @@ TEST(EdnHistoryReader, SplitsIndependentTuplesAndShapesValues) {
   EXPECT_EQ(events[5].read_items.size(), 2u);
 }
 
+TEST(EdnHistoryReader, ValuesAreCanonicalJson) {
+  // EDN floats that are whole numbers compare equal to the integers JSONL histories hold.
+  // (Three-item vectors: a two-item one would read as a jepsen.independent tuple.)
+  auto events = read_events(
+      "{:type :invoke, :f :write, :value [{:b 2.50 :a \"\\u00e9\"} 1 3.0], :process 0, :time 1}\n"
+      "{:type :ok, :f :write, :value [{:b 2.50 :a \"\\u00e9\"} 1 3.0], :process 0, :time 2}\n"
+      "{:type :invoke, :f :read, :value nil, :process 1, :time 3}\n"
+      "{:type :ok, :f :read, :value [1.0 -0.0 {:b 1 :a 2}], :process 1, :time 4}\n");
+  ASSERT_EQ(events.size(), 4u);
+  EXPECT_EQ(events[1].value, "{\"token\":null,\"value\":[{\"a\":\"\xc3\xa9\",\"b\":2.5},1,3]}");
+  EXPECT_EQ(events[1].appended, "3");
+  EXPECT_EQ(events[3].value, "[1,0,{\"a\":2,\"b\":1}]");
+  EXPECT_EQ(events[3].read_items, (std::vector<std::string>{"1", "0", "{\"a\":2,\"b\":1}"}));
+}
+
 TEST(EdnHistoryReader, RejectsBadOpsWithLineFieldAndColumn) {
   const std::string ok0 = "{:type :invoke, :f :read, :process 0, :time 1}\n";
   EXPECT_EQ(read_error("{:f :read, :process 0, :time 1}"), "t.edn:1: field ':type': column 1: missing");

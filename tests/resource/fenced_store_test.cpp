@@ -117,6 +117,16 @@ TEST(FencedStore, LogLinesFollowTheContract) {
   EXPECT_EQ(f.log.str().rfind("{\"seq\":0,\"time\":10,\"key\":\"k\",\"op\":\"read\",", 0), 0u);
 }
 
+TEST(FencedStore, StoresAndLogsTheCanonicalText) {
+  // The checkers compare values in canonical_json's form; the store keeps and logs that
+  // same text, so resource.jsonl and the history agree byte for byte.
+  StoreFixture f(ResourceMode::kFenced);
+  EXPECT_TRUE(f.store.write("k", 1, R"( {"b": [1.0, 2.5], "a": "\u00e9"} )", "c1").accepted);
+  const std::string canonical = "{\"a\":\"\xc3\xa9\",\"b\":[1,2.5]}";
+  EXPECT_EQ(f.store.read("k", "c1"), canonical);
+  EXPECT_NE(f.log.str().find(",\"value\":" + canonical + ","), std::string::npos) << f.log.str();
+}
+
 TEST(FencedStore, ConcurrentWritersGetConsecutiveSeqs) {
   StoreFixture f(ResourceMode::kFenced);
   std::vector<std::thread> threads;
