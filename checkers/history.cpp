@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "checkers/event_source.h"
+#include "checkers/ops.h"
 
 namespace fencecheck {
 
@@ -17,15 +18,7 @@ std::string_view to_string(OpType t) {
 }
 
 std::string_view to_string(OpFn f) {
-  switch (f) {
-    case OpFn::kAcquire: return "acquire";
-    case OpFn::kRelease: return "release";
-    case OpFn::kRead: return "read";
-    case OpFn::kWrite: return "write";
-    case OpFn::kCas: return "cas";
-    case OpFn::kNemesis: return "nemesis";
-  }
-  return "?";
+  return f == OpFn::kNemesis ? std::string_view("nemesis") : op_spec(f).name;
 }
 
 std::optional<OpType> parse_op_type(std::string_view s) {
@@ -37,12 +30,9 @@ std::optional<OpType> parse_op_type(std::string_view s) {
 }
 
 std::optional<OpFn> parse_client_fn(std::string_view s) {
-  if (s == "acquire") return OpFn::kAcquire;
-  if (s == "release") return OpFn::kRelease;
-  if (s == "read") return OpFn::kRead;
-  if (s == "write") return OpFn::kWrite;
-  if (s == "cas") return OpFn::kCas;
-  return std::nullopt;
+  const OpSpec* op = find_op(s);
+  if (op == nullptr) return std::nullopt;
+  return op->fn;
 }
 
 std::string format_seconds(Nanos t) {

@@ -1,9 +1,10 @@
 // The history model: one Event per line of history.jsonl (DESIGN.md, "History format").
 //
 // Events are plain values, cheap to copy and safe to share between threads once built.
-// `value` keeps the line's `value` field as minified JSON text so that no information is
-// lost; the fields the checkers need (token, the element a write adds, the elements a read
-// returned) are decoded once by the reader and stored next to it.
+// `value` keeps the line's `value` field as canonical JSON text (canonical_json.h) so that
+// no information is lost and equal values compare equal as strings; the fields the
+// checkers need (token, the element a write adds, the elements a read returned) are
+// decoded once by the reader and stored next to it.
 #pragma once
 
 #include <cstdint>
@@ -15,12 +16,14 @@
 namespace fencecheck {
 
 enum class OpType : std::uint8_t { kInvoke, kOk, kFail, kInfo };
+// The client ops and their value shapes are described once, in ops.h; a new op gets an
+// enumerator here and a row there.
 enum class OpFn : std::uint8_t { kAcquire, kRelease, kRead, kWrite, kCas, kNemesis };
 
 std::string_view to_string(OpType t);
 std::string_view to_string(OpFn f);
 std::optional<OpType> parse_op_type(std::string_view s);
-// Client functions only; anything else on a client line is an error.
+// Client functions only (the names in ops.h); anything else on a client line is an error.
 std::optional<OpFn> parse_client_fn(std::string_view s);
 
 using Token = std::int64_t;
@@ -35,7 +38,7 @@ struct Event {
   OpFn f = OpFn::kNemesis;
   std::string f_name;  // as written: "acquire", or the fault name for the nemesis
   std::string key;     // empty for nemesis lines
-  std::string value;   // minified JSON text of `value` ("null" when absent)
+  std::string value;   // canonical JSON text of `value` ("null" when absent)
   std::string node;    // optional `node`, empty when absent
   std::string error;   // optional `error`, empty when absent
   std::size_t line = 0;  // 1-based line number in the file it came from
@@ -43,9 +46,9 @@ struct Event {
   // Decoded from `value` by the reader (see DESIGN.md for each function's shape):
   std::optional<Token> token;  // acquire ok / release / write: {"token": N}
   // write: the element the write adds (last item of value.value when it is an array),
-  // canonical minified JSON; empty when the write adds none.
+  // canonical JSON; empty when the write adds none.
   std::string appended;
-  // read ok: when the value read is an array, its items as canonical minified JSON.
+  // read ok: when the value read is an array, its items as canonical JSON.
   bool read_is_array = false;
   std::vector<std::string> read_items;
 

@@ -3,6 +3,7 @@
 #include "checkers/canonical_json.h"
 #include "checkers/history_validator.h"
 #include "checkers/jsonl.h"
+#include "checkers/ops.h"
 
 namespace fencecheck {
 namespace {
@@ -46,54 +47,58 @@ void reset_keeping_capacity(Event& e) {
   e.read_items.clear();
 }
 
-// Functions whose value carries a shape the checkers rely on (a token, the written list).
-bool needs_value(const Event& e) {
-  return (e.f == OpFn::kAcquire && e.type == OpType::kOk) || e.f == OpFn::kRelease ||
-         e.f == OpFn::kWrite || e.f == OpFn::kCas;
+// A member of an object value that its shape requires; `where` names it in errors.
+element require_member(const jsonl::Fields& fl, simdjson::dom::object o, const char* name,
+                       const char* where) {
+  element m;
+  if (o.at_key(name).get(m)) fl.fail(where, "missing");
+  return m;
 }
 
-void decode_client_value(const jsonl::Fields& fl, element value, Event& e) {
-  switch (e.f) {
-    case OpFn::kAcquire:
-      if (e.type == OpType::kOk) e.token = fl.token_of(value, "value");
-      break;
-    case OpFn::kRelease:
-      e.token = fl.token_of(value, "value");
-      break;
-    case OpFn::kRead: {
-      simdjson::dom::array items;
-      if (e.type == OpType::kOk && !value.get_array().get(items)) {
-        e.read_is_array = true;
-        for (element item : items) e.read_items.push_back(canonical_json(item));
+// Checks `value` (absent: nullopt, which counts as null) against the shape the op table
+// gives this event, and decodes what the checkers use: the token, the element a write
+// appends, the items a read returned.
+void decode_client_value(const jsonl::Fields& fl, std::optional<element> value, Event& e) {
+  const OpSpec& op = op_spec(e.f);
+  const ValueShape shape = op.shape(e.type);
+  const bool is_object_shape = shape != ValueShape::kNull && shape != ValueShape::kAny;
+  if (!value) {
+    if (is_object_shape) fl.fail("value", "missing");
+    return;
+  }
+  simdjson::dom::object o;
+  if (is_object_shape && value->get_object().get(o)) {
+    fl.fail("value", "must be an object " + std::string(to_string(shape)) + ", found " +
+                         jsonl::type_name(value->type()));
+  }
+  element payload = *value;  // what the op carries: value.value, or the value itself
+  switch (shape) {
+    case ValueShape::kNull:
+      if (!value->is_null()) {
+        fl.fail("value", "must be null for " + std::string(to_string(e.type)) + " " + e.f_name +
+                             ", found " + jsonl::type_name(value->type()));
       }
       break;
-    }
-    case OpFn::kWrite: {
-      e.token = fl.token_of(value, "value");
-      simdjson::dom::object o;
-      element written;
-      if (value.get_object().get(o) || o.at_key("value").get(written)) fl.fail("value.value", "missing");
-      simdjson::dom::array items;
-      if (!written.get_array().get(items)) {
-        std::optional<element> last;
-        for (element item : items) last = item;
-        if (last) append_canonical_json(*last, e.appended);
-      }
+    case ValueShape::kAny: break;
+    case ValueShape::kToken: e.token = fl.token_of(*value, "value"); break;
+    case ValueShape::kTokenAndValue:
+      e.token = fl.token_of(*value, "value");
+      payload = require_member(fl, o, "value", "value.value");
       break;
-    }
-    case OpFn::kCas: {
-      simdjson::dom::object o;
-      if (value.get_object().get(o)) {
-        fl.fail("value", std::string("must be an object {\"expect\", \"value\"}, found ") +
-                             jsonl::type_name(value.type()));
-      }
-      element ignored;
-      if (o.at_key("expect").get(ignored)) fl.fail("value.expect", "missing");
-      if (o.at_key("value").get(ignored)) fl.fail("value.value", "missing");
+    case ValueShape::kExpectAndValue:
+      require_member(fl, o, "expect", "value.expect");
+      payload = require_member(fl, o, "value", "value.value");
       break;
-    }
-    case OpFn::kNemesis:
-      break;
+  }
+  simdjson::dom::array items;
+  if (op.appends && !payload.get_array().get(items)) {
+    std::optional<element> last;
+    for (element item : items) last = item;
+    if (last) append_canonical_json(*last, e.appended);
+  }
+  if (op.reads && e.type == OpType::kOk && !payload.get_array().get(items)) {
+    e.read_is_array = true;
+    for (element item : items) e.read_items.push_back(canonical_json(item));
   }
 }
 
@@ -148,14 +153,10 @@ bool HistoryReader::next(Event& e) {
     e.f = OpFn::kNemesis;
   } else {
     auto f = parse_client_fn(e.f_name);
-    if (!f) fl.fail("f", "unknown client function \"" + e.f_name + "\" (expected acquire, release, read, write or cas)");
+    if (!f) fl.fail("f", "unknown client function \"" + e.f_name + "\" (expected one of " + op_names() + ")");
     e.f = *f;
     e.key.assign(fl.require_string("key"));
-    if (auto v = fl.find("value")) {
-      decode_client_value(fl, *v, e);
-    } else if (needs_value(e)) {
-      fl.fail("value", "missing");
-    }
+    decode_client_value(fl, value, e);
   }
   impl_->validator.check(e);
   return true;

@@ -63,7 +63,7 @@ TEST(Reader, UnknownType) {
 }
 TEST(Reader, UnknownClientFunction) {
   expect_error({R"({"index":2,"time":5,"process":2,"type":"invoke","f":"lock","key":"l0"})"}, 3, "f",
-               "unknown client function");
+               "unknown client function \"lock\" (expected one of acquire, release, read, write, cas)");
 }
 TEST(Reader, MistypedToken) {
   expect_error({kInvoke2, R"({"index":3,"time":6,"process":2,"type":"ok","f":"acquire","key":"l0","value":{"token":"7"}})"},
@@ -81,6 +81,20 @@ TEST(Reader, CasWithoutExpect) {
   expect_error({R"({"index":2,"time":6,"process":2,"type":"invoke","f":"cas","key":"k","value":{"value":1}})"},
                3, "value.expect", "missing");
 }
+TEST(Reader, ValuesFollowTheOpTableShapes) {
+  expect_error({R"({"index":2,"time":5,"process":2,"type":"invoke","f":"acquire","key":"l0","value":{"token":1}})"},
+               3, "value", "must be null for invoke acquire, found an object");
+  expect_error({R"({"index":2,"time":5,"process":2,"type":"invoke","f":"read","key":"k","value":null})",
+                R"({"index":3,"time":6,"process":2,"type":"fail","f":"read","key":"k","value":[1]})"},
+               4, "value", "must be null for fail read, found an array");
+  expect_error({R"({"index":2,"time":5,"process":2,"type":"invoke","f":"release","key":"l0","value":null})"}, 3,
+               "value", "must be an object {\"token\": N|null}, found null");
+  expect_error({R"({"index":2,"time":5,"process":2,"type":"invoke","f":"cas","key":"k","value":[1,2]})"}, 3,
+               "value", "must be an object {\"expect\": X, \"value\": Y}, found an array");
+  expect_error({R"({"index":2,"time":5,"process":2,"type":"invoke","f":"write","key":"k"})"}, 3, "value",
+               "missing");
+}
+
 TEST(Reader, IndexOutOfOrder) {
   expect_error({R"({"index":7,"time":5,"process":2,"type":"invoke","f":"acquire","key":"l0"})"}, 3, "index",
                "expected 2, found 7");
