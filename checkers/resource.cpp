@@ -12,6 +12,7 @@
 #include <map>
 #include <unordered_set>
 
+#include "checkers/bounded.h"
 #include "checkers/safety.h"
 #include "checkers/tracking.h"
 
@@ -107,7 +108,7 @@ class ResourceChecker : public Checker {
         bool after = w.completed >= k.final_invoked;
         after_final += after;
         add(w.completed, write_violation("lost-update", key, w, k,
-                                         "the ok write of " + w.element + " to " + key + " by " +
+                                         "the ok write of " + bounded_text(w.element) + " to " + key + " by " +
                                              describe_process(w.process, nodes_.name(w.node)) +
                                              " at " + format_seconds(w.completed) +
                                              " is missing from the final read" +
@@ -116,7 +117,7 @@ class ResourceChecker : public Checker {
       for (const Write& w : k.failed_writes) {
         if (!present.contains(w.element)) continue;
         add(w.completed, write_violation("failed-write-visible", key, w, k,
-                                         "the failed write of " + w.element + " to " + key + " by " +
+                                         "the failed write of " + bounded_text(w.element) + " to " + key + " by " +
                                              describe_process(w.process, nodes_.name(w.node)) +
                                              " at " + format_seconds(w.completed) +
                                              " appears in the final read"));
@@ -144,7 +145,7 @@ class ResourceChecker : public Checker {
  private:
   nlohmann::json write_violation(const char* kind, const std::string& key, const Write& w,
                                  const AppendKey& k, const std::string& message) const {
-    return {{"kind", kind}, {"key", key}, {"element", nlohmann::json::parse(w.element)},
+    return {{"kind", kind}, {"key", key}, {"element", bounded_json(w.element)},
             {"write", {{"process", w.process}, {"node", nodes_.name(w.node)}, {"index", w.index},
                        {"completed", w.completed},
                        {"token", w.token ? nlohmann::json(*w.token) : nlohmann::json()}}},

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "checkers/bounded.h"
+
 namespace fencecheck::linear {
 
 namespace {
@@ -10,9 +12,7 @@ constexpr std::size_t kPrefixTail = 8;
 constexpr std::size_t kMaxConcurrent = 16;
 
 nlohmann::json value_json(const Partition& p, std::int64_t id) {
-  const std::string& text = p.values.at(static_cast<std::size_t>(id));
-  auto j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  return j.is_discarded() ? nlohmann::json(text) : j;
+  return bounded_json(p.values.at(static_cast<std::size_t>(id)));
 }
 
 bool overlaps(const LinOp& a, const LinOp& b) { return a.call < b.ret && b.call < a.ret; }

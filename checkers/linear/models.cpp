@@ -3,6 +3,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "checkers/bounded.h"
+
 namespace fencecheck::linear {
 
 std::string_view to_string(ModelKind m) {
@@ -48,7 +50,7 @@ std::string FencedMutexModel::describe(const State& s, const Partition& p) {
 }
 
 std::string RegisterModel::describe(const State& s, const Partition& p) {
-  return "the register holds " + p.values[static_cast<std::size_t>(s.value)];
+  return "the register holds " + bounded_text(p.values[static_cast<std::size_t>(s.value)]);
 }
 
 namespace {
@@ -96,7 +98,7 @@ std::vector<bool> useful_ops(ModelKind m, const Partition& p) {
 std::string describe_op(const LinOp& op, const Partition& p) {
   std::string d(to_string(op.kind));
   d += " by process " + std::to_string(op.process);
-  auto value = [&](std::int64_t id) { return p.values.at(static_cast<std::size_t>(id)); };
+  auto value = [&](std::int64_t id) { return bounded_text(p.values.at(static_cast<std::size_t>(id))); };
   switch (op.kind) {
     case OpKind::kAcquire:
     case OpKind::kRelease:
