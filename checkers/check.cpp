@@ -3,6 +3,7 @@
 #include <chrono>
 #include <filesystem>
 #include <memory>
+#include <new>
 #include <stdexcept>
 
 #include "checkers/edn/edn_history_reader.h"
@@ -18,10 +19,65 @@ std::unique_ptr<EventSource> open_history(const CheckRequest& req) {
   throw std::invalid_argument("unknown history format \"" + req.format + "\" (expected jsonl or edn)");
 }
 
+// A checker in the pass. One that throws is out of it at once: its result becomes
+// unknown, and it is destroyed so that whatever it held (after a std::bad_alloc, a lot)
+// goes back to the checkers still running.
+struct Running {
+  std::string name;
+  std::unique_ptr<Checker> checker;
+  std::string failure;  // what() of the exception that stopped it
+
+  template <typename Call>
+  void guarded(Call&& call) {
+    if (!checker) return;
+    try {
+      call(*checker);
+      return;
+    } catch (const std::bad_alloc&) {
+      checker.reset();  // its memory back first: the message below allocates
+      failure = "out of memory (std::bad_alloc)";
+      return;
+    } catch (const std::exception& e) {
+      failure = e.what();
+    } catch (...) {
+      failure = "an exception that is not a std::exception";
+    }
+    checker.reset();
+  }
+
+  CheckResult finish() {
+    CheckResult r;
+    guarded([&](Checker& c) { r = c.finish(); });
+    if (checker) return r;
+    r = CheckResult{};
+    r.verdict = Verdict::kUnknown;
+    r.summary = "the " + name + " checker failed: " + failure;
+    return r;
+  }
+};
+
+std::vector<NamedChecker> make_checkers(const CheckRequest& req) {
+  std::vector<const CheckerInfo*> chosen;
+  if (req.checkers.empty()) {
+    for (const auto& c : checker_registry()) chosen.push_back(&c);
+  } else {
+    for (const auto& name : req.checkers) {
+      const CheckerInfo* c = find_checker(name);
+      if (c == nullptr) {
+        throw std::invalid_argument("unknown checker \"" + name + "\"; valid names: " + checker_names());
+      }
+      chosen.push_back(c);
+    }
+  }
+  std::vector<NamedChecker> checkers;
+  for (const CheckerInfo* c : chosen) checkers.push_back({c->name, c->make(req.options)});
+  return checkers;
+}
+
 }  // namespace
 
 Verdict CheckReport::overall() const {
-  bool unknown = false;
+  bool unknown = !unknown_reasons.empty();
   for (const auto& [name, r] : results) {
     if (r.verdict == Verdict::kInvalid) return Verdict::kInvalid;
     unknown |= r.verdict == Verdict::kUnknown;
@@ -43,7 +99,9 @@ nlohmann::json CheckReport::to_json(const CheckRequest& req) const {
   j["valid"] = v == Verdict::kUnknown ? nlohmann::json("unknown") : nlohmann::json(v == Verdict::kValid);
   j["checkers"] = nlohmann::json::object();
   for (const auto& [name, r] : results) j["checkers"][name] = r.to_json();
-  j["history"] = {{"file", req.history}, {"format", req.format}, {"events", events}};
+  j["unknown_reasons"] = unknown_reasons;
+  j["history"] = {{"file", req.history}, {"format", req.format}, {"events", events},
+                  {"client_events", client_events}};
   if (req.resource) j["resource_log"] = {{"file", *req.resource}, {"entries", resource_entries}};
   j["warnings"] = warnings;
   j["check_seconds"] = seconds;
@@ -59,30 +117,25 @@ std::string CheckReport::summary() const {
     verdict.resize(9, ' ');
     line += verdict;
     if (r.verdict == Verdict::kInvalid) {
-      line += std::to_string(r.count) + (r.count == 1 ? " violation: " : " violations, first: ");
+      line += std::to_string(r.count) + (r.count == 1 ? " violation" : " violations");
+      if (r.violations.size() < r.count) {
+        line += " (showing " + std::to_string(r.violations.size()) + " of " + std::to_string(r.count) + ")";
+      }
+      line += r.count == 1 ? ": " : ", first: ";
     }
     s += line + r.summary + "\n";
   }
+  for (const auto& reason : unknown_reasons) s += "undecided: " + reason + "\n";
   for (const auto& w : warnings) s += "warning: " + w + "\n";
   return s;
 }
 
-CheckReport run_checks(const CheckRequest& req) {
+CheckReport run_checks(const CheckRequest& req) { return run_checks(req, make_checkers(req)); }
+
+CheckReport run_checks(const CheckRequest& req, std::vector<NamedChecker> named) {
   auto start = std::chrono::steady_clock::now();
-  std::vector<const CheckerInfo*> chosen;
-  if (req.checkers.empty()) {
-    for (const auto& c : checker_registry()) chosen.push_back(&c);
-  } else {
-    for (const auto& name : req.checkers) {
-      const CheckerInfo* c = find_checker(name);
-      if (c == nullptr) {
-        throw std::invalid_argument("unknown checker \"" + name + "\"; valid names: " + checker_names());
-      }
-      chosen.push_back(c);
-    }
-  }
-  std::vector<std::unique_ptr<Checker>> checkers;
-  for (const CheckerInfo* c : chosen) checkers.push_back(c->make(req.options));
+  std::vector<Running> checkers;
+  for (auto& n : named) checkers.push_back(Running{std::move(n.name), std::move(n.checker), ""});
 
   CheckReport report;
   {
@@ -90,22 +143,22 @@ CheckReport run_checks(const CheckRequest& req) {
     Event e;
     while (source->next(e)) {
       ++report.events;
-      for (auto& c : checkers) c->observe(e);
+      report.client_events += e.is_client();
+      for (auto& c : checkers) c.guarded([&](Checker& k) { k.observe(e); });
     }
     report.warnings = source->warnings();
   }
+  if (report.client_events == 0) report.unknown_reasons.push_back("the history has no client operations");
   if (req.resource) {
     ResourceLogReader log(*req.resource);
     ResourceEntry r;
     while (log.next(r)) {
       ++report.resource_entries;
-      for (auto& c : checkers) c->observe_resource(r);
+      for (auto& c : checkers) c.guarded([&](Checker& k) { k.observe_resource(r); });
     }
     for (const auto& w : log.warnings()) report.warnings.push_back(w);
   }
-  for (std::size_t i = 0; i < checkers.size(); ++i) {
-    report.results.emplace_back(chosen[i]->name, checkers[i]->finish());
-  }
+  for (auto& c : checkers) report.results.emplace_back(c.name, c.finish());
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return report;
 }

@@ -20,6 +20,7 @@ nlohmann::json CheckResult::to_json() const {
     default: j["valid"] = std::string(fencecheck::to_string(verdict)); break;
   }
   j["count"] = count;
+  j["shown"] = violations.is_array() ? violations.size() : 0;
   j["violations"] = violations;
   j["summary"] = summary;
   for (const auto& [k, v] : stats.items()) j[k] = v;

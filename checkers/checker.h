@@ -31,7 +31,8 @@ struct CheckResult {
   std::string summary;
   nlohmann::json stats = nlohmann::json::object();  // anything else that helps a reader
 
-  // {"valid": true|false|"unknown"|"skipped", "count", "violations", "summary", ...stats}
+  // {"valid": true|false|"unknown"|"skipped", "count", "shown" (violations kept, at most
+  //  count), "violations", "summary", ...stats}
   nlohmann::json to_json() const;
 };
 

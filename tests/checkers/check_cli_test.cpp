@@ -50,6 +50,16 @@ TEST(CheckCli, JsonPrintsResults) {
   EXPECT_FALSE(j["checkers"].contains("tokens"));
 }
 
+TEST(CheckCli, HistoryWithoutClientOperationsIsUndecidedExit2) {
+  HistoryBuilder h;
+  h.nemesis("pause", 1);
+  auto r = fencecheck("check " + h.history_path());
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("undecided: the history has no client operations"), std::string::npos) << r.out;
+  HistoryBuilder empty;
+  EXPECT_EQ(fencecheck("check " + empty.history_path()).code, 2);
+}
+
 TEST(CheckCli, UnknownCheckerIsExit3WithValidNames) {
   HistoryBuilder h;
   h.acquire(1, "l0", 0, 1);
