@@ -94,6 +94,13 @@ SyntheticHistory write_synthetic_history(const std::string& dir, std::uint64_t e
       }
     }
   }
+  // Final reads of every key's current list, as the runner makes once the clients stop:
+  // without them the writes since a key's last read would count as lost updates.
+  for (std::size_t k = 0; k < lists.size(); ++k) {
+    std::string key = "k" + std::to_string(k) + "." + std::to_string(generation[k]);
+    line(0, "invoke", "read", key, "null");
+    line(0, "ok", "read", key, list_json(lists[k]));
+  }
   std::fclose(h);
   std::fclose(r);
   return {index, seq};
