@@ -1,34 +1,50 @@
-// The LockServer role: the servers of one backend, started on the run's server nodes.
+// The LockServer role — Jepsen's DB protocols for one backend: set up its servers on
+// their nodes, tear them down, and for the nemesis start, stop, kill, pause and resume a
+// node's server and name its log files.
 //
-// start() writes each server's config into nodes_dir/<node>/, starts the server under the
-// Supervisor with its log in nodes_dir/<node>/<program>.log, and returns once every server
-// accepts connections and answers its protocol. On failure it throws HarnessError quoting
-// the log tail. The processes are owned by the Supervisor; this object keeps references
-// for the nemesis (pauses, crashes) and must not outlive the Supervisor.
-// Not thread-safe: the runner calls start/stop from one thread.
+// setup() writes each node's config into nodes_dir/<node>/, starts every server through
+// the Runtime with its log beside it, and returns once every server answers its protocol;
+// it throws HarnessError quoting the log tail otherwise. start() after a stop() or kill()
+// starts the node again on the same data directory (what persistence kept survives) and
+// waits until it answers. kill() is a crash (SIGKILL to the server's process group); its
+// exit is announced to the Process first, so the controller never takes it for a failure
+// of the bench. The Processes belong to the Runtime, which must outlive this object.
+//
+// Thread-safe between nodes is not promised: the controller calls one method at a time
+// (the runner during setup/teardown, the nemesis thread in between).
 #pragma once
 
 #include <filesystem>
+#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "platform/runtime.h"
-#include "platform/supervisor.h"
 
 namespace fencecheck {
 
 class LockServer {
  public:
   virtual ~LockServer() = default;
-  virtual void start(Runtime& runtime, Supervisor& supervisor,
-                     const std::filesystem::path& nodes_dir) = 0;
-  // What every LockClient of this backend needs to reach the servers (after start()).
+  virtual void setup(Runtime& runtime, const std::filesystem::path& nodes_dir) = 0;
+  // The nodes this backend's servers run on, e.g. {"n1"} or {"n1", …, "n5"}.
+  virtual const std::vector<std::string>& nodes() const = 0;
+  // What every LockClient of this backend needs to reach the servers (after setup()).
   virtual nlohmann::json client_config() const = 0;
-  // The server processes, for pause-server and crashes. Empty before start().
-  virtual std::vector<Process*> processes() = 0;
-  // Stops every server. Idempotent.
-  virtual void stop() = 0;
+
+  virtual void start(const std::string& node) = 0;  // no-op when it runs already
+  virtual void stop(const std::string& node) = 0;   // graceful (SIGTERM, then SIGKILL)
+  virtual void kill(const std::string& node) = 0;   // crash: SIGKILL, waits until gone
+  virtual void pause(const std::string& node) = 0;  // SIGSTOP, waits until stopped
+  virtual void resume(const std::string& node) = 0;
+  virtual bool running(const std::string& node) = 0;
+  // The node's current server processes (empty while stopped).
+  virtual std::vector<Process*> processes(const std::string& node) = 0;
+  virtual std::vector<std::filesystem::path> log_files(const std::string& node) const = 0;
+
+  // Stops every server. Idempotent; never throws.
+  virtual void teardown() noexcept = 0;
 };
 
 }  // namespace fencecheck

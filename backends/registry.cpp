@@ -1,12 +1,11 @@
 #include "backends/registry.h"
 
-#include <unistd.h>
-
-#include <cstdlib>
-#include <filesystem>
+#include <algorithm>
+#include <stdexcept>
 
 #include "backends/redis/redis_backend.h"
 #include "platform/named_registry.h"
+#include "platform/os_util.h"
 
 namespace fencecheck {
 
@@ -20,45 +19,41 @@ const std::vector<BackendInfo>& backend_registry() {
 const BackendInfo* find_backend(std::string_view name) { return find_by_name(backend_registry(), name); }
 std::string backend_names() { return names_of(backend_registry()); }
 
-std::vector<std::string> server_search_path() {
-  std::vector<std::string> dirs;
-  if (const char* path = std::getenv("PATH")) {
-    std::string_view rest(path);
-    while (!rest.empty()) {
-      std::size_t colon = rest.find(':');
-      std::string_view dir = rest.substr(0, colon);
-      if (!dir.empty()) dirs.emplace_back(dir);
-      if (colon == std::string_view::npos) break;
-      rest.remove_prefix(colon + 1);
+BackendOptions resolve_backend_options(const BackendInfo& backend,
+                                       const std::vector<std::string>& key_values) {
+  auto fail = [&](const std::string& what) {
+    throw std::invalid_argument("backend " + backend.name + ": " + what);
+  };
+  BackendOptions given;
+  for (const std::string& kv : key_values) {
+    auto eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) fail("--backend-opt \"" + kv + "\" is not key=value");
+    std::string key = kv.substr(0, eq), value = kv.substr(eq + 1);
+    const BackendOption* option = find_by_name(backend.options, key);
+    if (option == nullptr) {
+      fail("unknown option \"" + key + "\"" +
+           (backend.options.empty() ? " (it has none)" : " (known: " + names_of(backend.options) + ")"));
+    }
+    if (!given.emplace(key, value).second) fail("option \"" + key + "\" given twice");
+    const auto& allowed = option->allowed;
+    if (value.empty() || (!allowed.empty() && std::find(allowed.begin(), allowed.end(), value) == allowed.end())) {
+      std::string list;
+      for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+      fail("option \"" + key + "\" cannot be \"" + value + "\"" +
+           (allowed.empty() ? " (it needs a value)" : " (allowed: " + list + ")"));
     }
   }
-  // Debian installs some daemons outside a non-root PATH.
-  for (const char* extra : {"/usr/sbin", "/sbin", "/usr/local/sbin", "/usr/bin",
-                            "/usr/share/zookeeper/bin", "/usr/lib/postgresql/15/bin"}) {
-    dirs.emplace_back(extra);
+  BackendOptions resolved;
+  for (const BackendOption& option : backend.options) {
+    auto it = given.find(option.name);
+    resolved[option.name] = it == given.end() ? option.default_value : it->second;
   }
-  return dirs;
-}
-
-std::optional<std::string> find_server_binary(const std::string& program) {
-  if (program.find('/') != std::string::npos) {
-    if (::access(program.c_str(), X_OK) == 0) return program;
-    return std::nullopt;
-  }
-  for (const std::string& dir : server_search_path()) {
-    std::filesystem::path candidate = std::filesystem::path(dir) / program;
-    std::error_code ec;
-    if (std::filesystem::is_regular_file(candidate, ec) &&
-        ::access(candidate.c_str(), X_OK) == 0) {
-      return candidate.string();
-    }
-  }
-  return std::nullopt;
+  return resolved;
 }
 
 std::optional<std::string> missing_binary_message(const BackendInfo& backend) {
   for (const BackendInfo::Binary& bin : backend.binaries) {
-    if (!find_server_binary(bin.program)) {
+    if (!os::find_executable(bin.program)) {
       return bin.program + " is not installed (needed by backend " + backend.name +
              "): apt-get install " + bin.debian_package + " (or run scripts/setup.sh)";
     }

@@ -1,10 +1,14 @@
 // The backend registry: every lock service fencecheck can test, by name. Adding a backend
 // means adding its folder and one line in registry.cpp.
 //
-// The registry is built once and immutable; its functions are thread-safe.
+// Backend options (`fencecheck run --backend-opt key=value`) are declared by each backend
+// with their default and allowed values; resolve_backend_options() validates the user's
+// list against them and fills in the defaults, so that config.json and repro.sh record
+// every option a run used. The registry is built once and immutable; thread-safe.
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -18,6 +22,16 @@
 
 namespace fencecheck {
 
+// Option name → value, every declared option present once resolved.
+using BackendOptions = std::map<std::string, std::string>;
+
+struct BackendOption {
+  std::string name;                  // "persistence"
+  std::string description;           // one line for --help and errors
+  std::string default_value;         // "none"
+  std::vector<std::string> allowed;  // empty: any non-empty value
+};
+
 struct BackendInfo {
   std::string name;         // "redis"
   std::string description;  // one line for --help and errors
@@ -27,9 +41,10 @@ struct BackendInfo {
     std::string debian_package;   // "redis-server"
   };
   std::vector<Binary> binaries;  // server programs that must be installed
-  // options: backend-specific settings (e.g. {"persistence": true}); throws
-  // std::invalid_argument naming a bad option.
-  std::function<std::unique_ptr<LockServer>(const nlohmann::json& options)> make_server;
+  std::vector<BackendOption> options;
+  // options: resolved (resolve_backend_options). Throws std::invalid_argument for a value
+  // the backend cannot use.
+  std::function<std::unique_ptr<LockServer>(const BackendOptions& options)> make_server;
   // client_config: LockServer::client_config(); client_name: the worker's node, used to
   // make lock owners unique. Throws std::invalid_argument for a malformed config.
   std::function<std::unique_ptr<LockClient>(const nlohmann::json& client_config,
@@ -43,14 +58,16 @@ const BackendInfo* find_backend(std::string_view name);
 // "redis, redlock, …" for error messages.
 std::string backend_names();
 
-// Where a server program is looked up: $PATH, then the directories Debian packages put
-// daemons in that are not on a normal PATH (/usr/sbin, /usr/share/zookeeper/bin, …).
-std::vector<std::string> server_search_path();
-// The full path of program, or nullopt when it is not installed.
-std::optional<std::string> find_server_binary(const std::string& program);
+// key_values: "key=value" strings as typed. Returns every declared option, defaults filled
+// in. Throws std::invalid_argument naming the backend, the option and what is allowed, for
+// a malformed pair, an unknown key, a key given twice or a value not allowed.
+BackendOptions resolve_backend_options(const BackendInfo& backend,
+                                       const std::vector<std::string>& key_values);
+
 // nullopt when every binary of the backend is installed; otherwise one message naming the
-// first missing program and what to install, e.g. "redis-server is not installed:
-// apt-get install redis-server (or run scripts/setup.sh)".
+// first missing program and what to install, e.g. "redis-server is not installed (needed by
+// backend redis): apt-get install redis-server (or run scripts/setup.sh)". Looks programs
+// up exactly as Runtime::spawn does (os::find_executable).
 std::optional<std::string> missing_binary_message(const BackendInfo& backend);
 
 }  // namespace fencecheck

@@ -8,6 +8,7 @@
 #include "checkers/event_source.h"
 #include "checkers/linear/linearizable_checker.h"
 #include "checkers/registry.h"
+#include "harness/results.h"
 #include "platform/atomic_file.h"
 
 namespace fencecheck {
@@ -24,66 +25,71 @@ struct CheckArgs {
   CheckRequest request;
 };
 
+// A run directory is one `fencecheck run` made: it has a config.json. Its stored run block
+// (results.json) decides whether the run finished and how; it is read, never rewritten.
+RunOrigin origin_of(const fs::path& dir, std::optional<RunRecord>& record) {
+  std::error_code ec;
+  if (!fs::exists(dir / "config.json", ec)) return RunOrigin::kHistoryFile;
+  record = read_run_record(dir / "results.json");
+  return record ? RunOrigin::kFinishedRun : RunOrigin::kUnfinishedRun;
+}
+
 int run_check(const CheckArgs& a) {
   CheckRequest req = a.request;
   req.checkers = a.checkers;
   if (!is_known_model(req.options.model)) {
     std::cerr << "fencecheck check: unknown model \"" << req.options.model << "\"; valid models: "
               << model_names() << "\n";
-    return 3;
+    return kExitHarnessOrInput;
   }
-  fs::path out = a.out;
   std::error_code ec;
-  if (fs::is_directory(a.path, ec)) {
-    fs::path dir = a.path;
-    req.history = (dir / (req.format == "edn" ? "history.edn" : "history.jsonl")).string();
-    if (!fs::exists(req.history)) {
-      std::cerr << "fencecheck check: " << dir.string() << " is not a run directory: no "
-                << fs::path(req.history).filename().string() << " in it\n";
-      return 3;
-    }
-    if (a.resource_log.empty() && fs::exists(dir / "resource.jsonl")) {
-      req.resource = (dir / "resource.jsonl").string();
-    }
-    if (out.empty()) out = dir / "results.json";
-  } else if (fs::exists(a.path, ec)) {
-    req.history = a.path;
-  } else {
-    std::cerr << "fencecheck check: " << a.path << ": no such file or directory\n";
-    return 3;
-  }
-  if (!a.resource_log.empty()) req.resource = a.resource_log;
-
-  CheckReport report;
+  RunOrigin origin = RunOrigin::kHistoryFile;
+  std::optional<RunRecord> record;
+  fs::path out = a.out;
   try {
-    report = run_checks(req);
-  } catch (const InputError& e) {
-    std::cerr << "fencecheck check: " << e.what() << "\n";
-    return 3;
-  } catch (const std::invalid_argument& e) {
-    std::cerr << "fencecheck check: " << e.what() << "\n";
-    return 3;
-  }
-  nlohmann::json results = report.to_json(req);
-  if (!out.empty()) {
-    try {
-      write_file_atomically(out, results.dump(2) + "\n");
-    } catch (const std::exception& e) {
-      std::cerr << "fencecheck check: " << e.what() << "\n";
-      return 3;
+    if (fs::is_directory(a.path, ec)) {
+      fs::path dir = a.path;
+      req.history = (dir / (req.format == "edn" ? "history.edn" : "history.jsonl")).string();
+      if (!fs::exists(req.history)) {
+        std::cerr << "fencecheck check: " << dir.string() << " is not a run directory: no "
+                  << fs::path(req.history).filename().string() << " in it\n";
+        return kExitHarnessOrInput;
+      }
+      if (a.resource_log.empty() && fs::exists(dir / "resource.jsonl")) {
+        req.resource = (dir / "resource.jsonl").string();
+      }
+      origin = origin_of(dir, record);
+      if (!out.empty() && fs::exists(dir / "results.json") && fs::equivalent(out, dir / "results.json", ec)) {
+        std::cerr << "fencecheck check: --out " << out.string()
+                  << " is the run's own results.json, which check never overwrites; choose another file\n";
+        return kExitHarnessOrInput;
+      }
+    } else if (fs::exists(a.path, ec)) {
+      req.history = a.path;
+    } else {
+      std::cerr << "fencecheck check: " << a.path << ": no such file or directory\n";
+      return kExitHarnessOrInput;
     }
+    if (!a.resource_log.empty()) req.resource = a.resource_log;
+    Results results = make_results(run_checks(req), origin, std::move(record));
+    nlohmann::json doc = results.to_json(req);
+    if (!out.empty()) write_file_atomically(out, doc.dump(2) + "\n");
+    if (a.json) {
+      std::cout << doc.dump(2) << "\n";
+    } else {
+      std::cout << req.history << ": " << results.report.events << " events";
+      if (req.resource) std::cout << ", " << results.report.resource_entries << " resource log entries";
+      std::cout << "\n" << results.summary();
+      std::cout << "verdict: " << to_string(results.verdict());
+      if (!out.empty()) std::cout << " (results in " << out.string() << ")";
+      std::cout << "\n";
+    }
+    return results.exit_code();
+  } catch (const std::exception& e) {
+    // Bad input (InputError, an unknown checker) or a file that cannot be written: exit 3.
+    std::cerr << "fencecheck check: " << e.what() << "\n";
   }
-  if (a.json) {
-    std::cout << results.dump(2) << "\n";
-  } else {
-    std::cout << req.history << ": " << report.events << " events";
-    if (req.resource) std::cout << ", " << report.resource_entries << " resource log entries";
-    std::cout << "\n" << report.summary();
-    std::cout << "verdict: " << to_string(report.overall());
-    if (!out.empty()) std::cout << " (results in " << out.string() << ")";
-    std::cout << "\n";
-  }
-  return report.exit_code();
+  return kExitHarnessOrInput;
 }
 
 }  // namespace
@@ -98,8 +104,9 @@ void add_check_command(CLI::App& app) {
                                                      checker_names() + ")")
       ->delimiter(',');
   cmd->add_option("--resource-log", args->resource_log, "resource.jsonl to check (default: the run's)");
-  cmd->add_option("--out", args->out, "where to write results.json (default: <run dir>/results.json)");
-  cmd->add_flag("--json", args->json, "print results.json to stdout instead of the summary");
+  cmd->add_option("--out", args->out,
+                  "also write the results to this file (a run's own results.json is never rewritten)");
+  cmd->add_flag("--json", args->json, "print the results as JSON instead of the summary (writes nothing)");
   cmd->add_option("--format", args->request.format, "history format: jsonl (default) or edn")
       ->check(CLI::IsMember({"jsonl", "edn"}));
   cmd->add_option("--model", args->request.options.model,

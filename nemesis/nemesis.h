@@ -1,10 +1,16 @@
-// The Nemesis role: faults injected into a running test. A nemesis owns the faults it
-// names in the fault registry; the schedule (schedule.h) decides when each starts.
+// The Nemesis role: faults injected into a running test. Each fault of the registry names
+// a family ("pause"); one Nemesis per family, made by the registry entry's factory, runs
+// that family's faults, and the schedule (schedule.h) decides when each starts.
 //
-// A nemesis touches the test only through NemesisEnv, which the runner implements: which
-// nodes exist, a signal to every process of a node, and the nemesis lines of the history.
-// Every start and end of a fault is recorded there. Implementations are thread-safe:
-// the schedule thread calls start/tick/heal while client threads call on_acquired.
+// A nemesis touches the test only through the capabilities in NemesisContext, which the
+// runner implements: the network (Net), the processes of the server and client nodes
+// (NodeProcesses), the nodes' wall clocks (Clocks), the nemesis lines of the history
+// (FaultLog) and the time (TimeSource, a ManualTime in unit tests). Every start and end of
+// a fault is recorded in the FaultLog with its exact targets. Capabilities throw
+// HarnessError when they cannot act; the schedule then stops and the run reports it.
+//
+// Implementations are thread-safe: the schedule thread calls start/tick/heal while client
+// threads call on_acquired.
 #pragma once
 
 #include <chrono>
@@ -12,35 +18,74 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "platform/runtime.h"
+#include "platform/time_source.h"
+
 namespace fencecheck {
 
-class NemesisEnv {
+// Cuts and heals links between nodes (the netns runtime only).
+class Net {
  public:
-  virtual ~NemesisEnv() = default;
-  virtual std::vector<std::string> client_nodes() const = 0;
-  virtual std::vector<std::string> server_nodes() const = 0;
-  // Sends sig to every process group the run started on `node`.
-  virtual void signal_node(const std::string& node, int sig) = 0;
-  // Appends a nemesis event (type info, process "nemesis") to the history.
+  virtual ~Net() = default;
+  virtual bool available() const = 0;
+  virtual void cut(const Grudge& grudge) = 0;  // replaces the cuts in force
+  virtual void heal() = 0;
+};
+
+// The processes of one role's nodes: the backend's servers, or the client workers.
+class NodeProcesses {
+ public:
+  virtual ~NodeProcesses() = default;
+  virtual std::vector<std::string> nodes() const = 0;
+  virtual void pause(const std::string& node) = 0;   // SIGSTOP; returns once stopped
+  virtual void resume(const std::string& node) = 0;  // SIGCONT
+  virtual void kill(const std::string& node) = 0;    // SIGKILL; an expected exit
+  virtual void start(const std::string& node) = 0;   // after kill: start it again
+};
+
+// The wall clock (CLOCK_REALTIME) each node's processes see, as an offset from the host's.
+class Clocks {
+ public:
+  virtual ~Clocks() = default;
+  virtual bool available() const = 0;
+  virtual void set_offset(const std::string& node, std::chrono::milliseconds offset) = 0;
+  virtual std::chrono::milliseconds offset(const std::string& node) const = 0;
+};
+
+// The nemesis lines of the history: type info, process "nemesis".
+class FaultLog {
+ public:
+  virtual ~FaultLog() = default;
   virtual void record(const std::string& f, const nlohmann::json& value) = 0;
 };
 
-struct NemesisOptions {
+struct NemesisContext {
+  Net& net;
+  NodeProcesses& servers;
+  NodeProcesses& clients;
+  Clocks& clocks;
+  FaultLog& log;
+  const TimeSource& time;
+};
+
+// Fault parameters chosen on the command line; each family reads its own.
+struct FaultOptions {
   std::chrono::milliseconds pause{3000};  // how long a pause lasts
 };
 
 class Nemesis {
  public:
   virtual ~Nemesis() = default;
-  // Begins `fault`, one of the names this nemesis registered. rng is the schedule's.
+  // Begins `fault`, one of this family's names. rng is the schedule's.
   virtual void start(const std::string& fault, std::mt19937_64& rng) = 0;
   // A client's acquire just completed ok; called before that client's next op.
   virtual void on_acquired(const std::string& client_node) { (void)client_node; }
-  // Ends faults whose time is up.
+  // Ends faults whose time is up (reads the context's TimeSource).
   virtual void tick() = 0;
   // True while a fault is armed or in force.
   virtual bool active() const = 0;
@@ -51,17 +96,16 @@ class Nemesis {
 };
 
 struct FaultInfo {
-  std::string name;         // "pause-holder"
-  std::string nemesis;      // which Nemesis implements it: "pause"
+  std::string name;    // "pause-holder"
+  std::string family;  // "pause": the faults one Nemesis serves together
   std::string description;
-  bool needs_partitions = false;  // impossible under the local runtime
+  bool needs_net = false;     // impossible under the local runtime
+  bool needs_clocks = false;  // needs Clocks::available()
+  std::function<std::unique_ptr<Nemesis>(NemesisContext&, const FaultOptions&)> make;
 };
 
 const std::vector<FaultInfo>& fault_registry();
 const FaultInfo* find_fault(std::string_view name);  // nullptr when unknown
 std::string fault_names();
-// The nemesis that implements `nemesis_name` ("pause"), bound to env.
-std::unique_ptr<Nemesis> make_nemesis(const std::string& nemesis_name, NemesisEnv& env,
-                                      const NemesisOptions& options);
 
 }  // namespace fencecheck

@@ -1,6 +1,5 @@
 #include "nemesis/pause_nemesis.h"
 
-#include <csignal>
 #include <stdexcept>
 
 namespace fencecheck {
@@ -15,21 +14,22 @@ void PauseNemesis::start(const std::string& fault, std::mt19937_64& rng) {
     holder_armed_ = true;
     return;
   }
-  std::vector<std::string> nodes = fault == "pause-client" ? env_.client_nodes() : env_.server_nodes();
+  NodeProcesses& role = fault == "pause-client" ? ctx_.clients : ctx_.servers;
+  std::vector<std::string> nodes = role.nodes();
   if (nodes.empty()) return;
-  pause_locked(fault, nodes[rng() % nodes.size()]);
+  pause_locked(fault, role, nodes[rng() % nodes.size()]);
 }
 
 void PauseNemesis::on_acquired(const std::string& client_node) {
   std::lock_guard lock(mu_);
   if (!holder_armed_ || paused_) return;
   holder_armed_ = false;
-  pause_locked("pause-holder", client_node);
+  pause_locked("pause-holder", ctx_.clients, client_node);
 }
 
 void PauseNemesis::tick() {
   std::lock_guard lock(mu_);
-  if (paused_ && Clock::now() >= paused_->until) resume_locked();
+  if (paused_ && ctx_.time.now() >= paused_->until) resume_locked();
 }
 
 bool PauseNemesis::active() const {
@@ -50,16 +50,21 @@ void PauseNemesis::heal() {
   if (paused_) resume_locked();
 }
 
-void PauseNemesis::pause_locked(const std::string& fault, const std::string& node) {
-  env_.signal_node(node, SIGSTOP);
-  env_.record("pause", {{"fault", fault}, {"targets", {node}}, {"ms", options_.pause.count()}});
-  paused_ = Paused{fault, node, Clock::now() + options_.pause};
+void PauseNemesis::pause_locked(const std::string& fault, NodeProcesses& role,
+                                const std::string& node) {
+  role.pause(node);
+  ctx_.log.record("pause", {{"fault", fault}, {"targets", {node}}, {"ms", options_.pause.count()}});
+  paused_ = Paused{fault, node, &role, ctx_.time.now() + options_.pause};
 }
 
 void PauseNemesis::resume_locked() {
-  env_.signal_node(paused_->node, SIGCONT);
-  env_.record("resume", {{"fault", paused_->fault}, {"targets", {paused_->node}}});
+  paused_->role->resume(paused_->node);
+  ctx_.log.record("resume", {{"fault", paused_->fault}, {"targets", {paused_->node}}});
   paused_.reset();
+}
+
+std::unique_ptr<Nemesis> make_pause_nemesis(NemesisContext& ctx, const FaultOptions& options) {
+  return std::make_unique<PauseNemesis>(ctx, options);
 }
 
 }  // namespace fencecheck

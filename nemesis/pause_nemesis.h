@@ -1,4 +1,5 @@
-// PauseNemesis: SIGSTOP, then SIGCONT after NemesisOptions::pause — a long GC pause.
+// PauseNemesis (family "pause"): SIGSTOP, then SIGCONT after FaultOptions::pause — a long
+// GC pause.
 //   pause-holder  arms; the next client whose acquire completes is paused right then,
 //                 before it can use the lock (the article's scenario)
 //   pause-client  a random client node
@@ -15,7 +16,7 @@ namespace fencecheck {
 
 class PauseNemesis : public Nemesis {
  public:
-  PauseNemesis(NemesisEnv& env, const NemesisOptions& options) : env_(env), options_(options) {}
+  PauseNemesis(NemesisContext& ctx, const FaultOptions& options) : ctx_(ctx), options_(options) {}
   void start(const std::string& fault, std::mt19937_64& rng) override;
   void on_acquired(const std::string& client_node) override;
   void tick() override;
@@ -24,20 +25,23 @@ class PauseNemesis : public Nemesis {
   void heal() override;
 
  private:
-  using Clock = std::chrono::steady_clock;
   struct Paused {
     std::string fault;
     std::string node;
-    Clock::time_point until;
+    NodeProcesses* role;
+    TimeSource::Instant until;
   };
-  void pause_locked(const std::string& fault, const std::string& node);
+  void pause_locked(const std::string& fault, NodeProcesses& role, const std::string& node);
   void resume_locked();
 
-  NemesisEnv& env_;
-  NemesisOptions options_;
+  NemesisContext& ctx_;
+  FaultOptions options_;
   mutable std::mutex mu_;
   bool holder_armed_ = false;
   std::optional<Paused> paused_;
 };
+
+// The registry's factory for the family.
+std::unique_ptr<Nemesis> make_pause_nemesis(NemesisContext& ctx, const FaultOptions& options);
 
 }  // namespace fencecheck

@@ -80,6 +80,14 @@ ExecPlan plan_exec(const ProcessSpec& spec, const std::string& exe) {
     if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
   }
   for (const auto& [k, v] : spec.env) env[k] = v;
+  if (!spec.preload.empty()) {  // ours first, then whatever the environment preloads
+    std::string preload;
+    for (const auto& lib : spec.preload) preload += (preload.empty() ? "" : ":") + lib;
+    if (auto it = env.find("LD_PRELOAD"); it != env.end() && !it->second.empty()) {
+      preload += ":" + it->second;
+    }
+    env["LD_PRELOAD"] = preload;
+  }
   for (const auto& [k, v] : env) plan.env.push_back(k + "=" + v);
   for (auto& a : plan.args) plan.argv.push_back(a.data());
   plan.argv.push_back(nullptr);

@@ -14,9 +14,11 @@
 
 #include <string>
 
-#include "platform/supervisor.h"
+#include "platform/process.h"
 
 namespace fencecheck {
+
+class RunState;
 
 // Starts spec as a child leading its own process group and returns its pid. netns_path is
 // the node's /run/netns file, or empty. The group is recorded in state after the fork and

@@ -43,7 +43,7 @@ std::string pick_iptables_restore(const std::string& probe_netns) {
 class NetnsRuntime final : public NodeTableRuntime {
  public:
   NetnsRuntime(std::string run_id, RunState& state)
-      : run_id_(std::move(run_id)), state_(state), hub_("fc-" + run_id_ + "-hub") {
+      : NodeTableRuntime(state), run_id_(std::move(run_id)), hub_("fc-" + run_id_ + "-hub") {
     if (!RunState::valid_run_id(run_id_)) {
       throw HarnessError("bad run id '" + run_id_ + "': expected 6 lowercase hex digits");
     }
@@ -118,20 +118,12 @@ class NetnsRuntime final : public NodeTableRuntime {
 
   bool supports_partitions() const override { return true; }
 
-  void partition(const std::vector<std::vector<std::string>>& groups) override {
-    std::map<std::string, std::size_t> group_of;
-    for (std::size_t g = 0; g < groups.size(); ++g) {
-      for (const auto& name : groups[g]) {
-        node(name);
-        if (!group_of.emplace(name, g).second) {
-          throw HarnessError("partition: node '" + name + "' is in two groups");
-        }
-      }
-    }
+  void cut(const Grudge& grudge) override {
     std::map<std::string, std::vector<std::string>> drops;  // node -> sources to drop
-    for (const auto& [a, ga] : group_of) {
-      for (const auto& [b, gb] : group_of) {
-        if (ga != gb) drops[a].push_back(node(b).address);
+    for (const auto& [name, sources] : grudge) {
+      node(name);
+      for (const auto& source : sources) {
+        if (source != name) drops[name].push_back(node(source).address);
       }
     }
     apply_rules(drops);
@@ -140,6 +132,7 @@ class NetnsRuntime final : public NodeTableRuntime {
   void heal() override { apply_rules({}); }
 
   void destroy() noexcept override {
+    stop_processes();
     // Node namespaces first: deleting one deletes its veth pair, both ends.
     for (auto it = recorded_.rbegin(); it != recorded_.rend(); ++it) {
       const std::string& ns = *it;
@@ -186,7 +179,6 @@ class NetnsRuntime final : public NodeTableRuntime {
   }
 
   std::string run_id_;
-  RunState& state_;
   std::string hub_;
   std::string subnet_;
   std::mutex mu_;

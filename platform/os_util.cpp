@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -114,6 +115,27 @@ char process_state(int pid) {
   return fields && !fields->empty() ? (*fields)[0][0] : '\0';
 }
 
+std::vector<int> threads_of(int pid) {
+  std::vector<int> tids;
+  std::error_code ec;
+  for (const auto& entry :
+       std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (!name.empty() && name.find_first_not_of("0123456789") == std::string::npos) {
+      tids.push_back(std::stoi(name));
+    }
+  }
+  return tids;
+}
+
+char thread_state(int pid, int tid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/stat");
+  std::string line;
+  if (!in || !std::getline(in, line)) return '\0';
+  auto close = line.rfind(')');
+  return close != std::string::npos && close + 2 < line.size() ? line[close + 2] : '\0';
+}
+
 std::vector<int> group_members(int pgid) {
   std::vector<int> members;
   std::error_code ec;
@@ -138,6 +160,26 @@ bool wait_until_group_gone(int pgid, int timeout_ms) {
   }
 }
 
+std::vector<std::string> program_search_path() {
+  std::vector<std::string> dirs;
+  const char* path = std::getenv("PATH");
+  std::istringstream split(path ? path : "/usr/local/bin:/usr/bin:/bin");
+  for (std::string dir; std::getline(split, dir, ':');) dirs.push_back(dir.empty() ? "." : dir);
+  for (const char* extra : {"/usr/local/sbin", "/usr/sbin", "/sbin", "/usr/share/zookeeper/bin"}) {
+    dirs.emplace_back(extra);
+  }
+  std::vector<std::string> postgres;  // /usr/lib/postgresql/<version>/bin
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/usr/lib/postgresql", ec)) {
+    postgres.push_back((entry.path() / "bin").string());
+  }
+  std::sort(postgres.begin(), postgres.end(), [](const std::string& a, const std::string& b) {
+    return ::strverscmp(a.c_str(), b.c_str()) > 0;
+  });
+  dirs.insert(dirs.end(), postgres.begin(), postgres.end());
+  return dirs;
+}
+
 std::optional<std::string> find_executable(const std::string& name) {
   auto executable = [](const std::string& p) {
     struct stat st {};
@@ -147,13 +189,8 @@ std::optional<std::string> find_executable(const std::string& name) {
   if (name.find('/') != std::string::npos) {
     return executable(name) ? std::optional(name) : std::nullopt;
   }
-  const char* path = std::getenv("PATH");
-  // The sbin directories come last: non-root shells often lack them, and `ip` and
-  // `iptables` live there.
-  std::istringstream dirs(std::string(path ? path : "/usr/local/bin:/usr/bin:/bin") +
-                          ":/usr/sbin:/sbin");
-  for (std::string dir; std::getline(dirs, dir, ':');) {
-    std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
+  for (const std::string& dir : program_search_path()) {
+    std::string candidate = dir + "/" + name;
     if (executable(candidate)) return candidate;
   }
   return std::nullopt;

@@ -19,6 +19,11 @@ bool process_is(int pid, std::optional<std::uint64_t> start_time);
 // Field 3 of /proc/<pid>/stat: 'R', 'S', 'T' (stopped), 'Z'… ; '\0' when gone.
 char process_state(int pid);
 
+// The thread ids of pid (from /proc/<pid>/task); empty when pid is gone.
+std::vector<int> threads_of(int pid);
+// Field 3 of /proc/<pid>/task/<tid>/stat; '\0' when gone.
+char thread_state(int pid, int tid);
+
 // The live (not zombie) processes whose process group is pgid.
 std::vector<int> group_members(int pgid);
 
@@ -39,8 +44,13 @@ CommandResult run_command(const std::vector<std::string>& argv, const std::strin
 std::string check_command(const std::vector<std::string>& argv, const std::string& what,
                           const std::string& input = "");
 
-// The full path of an executable, searched in PATH then /usr/sbin and /sbin when name has
-// no '/'. nullopt when absent.
+// Where programs are looked up, for validation and for spawn alike: $PATH, then the
+// directories Debian installs daemons and admin tools in that a normal PATH lacks
+// (/usr/local/sbin, /usr/sbin, /sbin, /usr/share/zookeeper/bin, /usr/lib/postgresql/*/bin,
+// newest version first).
+std::vector<std::string> program_search_path();
+// The full path of an executable: name itself when it contains a '/', else the first
+// match on program_search_path(). nullopt when absent.
 std::optional<std::string> find_executable(const std::string& name);
 
 std::string strerror_string(int err);

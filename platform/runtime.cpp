@@ -23,6 +23,72 @@ const Node& NodeTableRuntime::node(std::string_view name) const {
   throw HarnessError("unknown node '" + std::string(name) + "' (nodes: " + known + ")");
 }
 
+Grudge complete_grudge(const std::vector<std::vector<std::string>>& components) {
+  Grudge g;
+  for (std::size_t a = 0; a < components.size(); ++a) {
+    for (const auto& node : components[a]) {
+      auto& drops = g[node];
+      for (std::size_t b = 0; b < components.size(); ++b) {
+        if (b != a) drops.insert(components[b].begin(), components[b].end());
+      }
+    }
+  }
+  return g;
+}
+
+void NodeTableRuntime::set_spec_decorator(SpecDecorator decorator) {
+  std::lock_guard lock(mu_);
+  decorator_ = std::move(decorator);
+}
+
+Supervisor& NodeTableRuntime::supervisor() {
+  std::lock_guard lock(mu_);
+  if (!supervisor_) supervisor_ = std::make_unique<Supervisor>(*this, state_);
+  return *supervisor_;
+}
+
+Process& NodeTableRuntime::spawn(ProcessSpec spec) {
+  SpecDecorator decorate;
+  {
+    std::lock_guard lock(mu_);
+    decorate = decorator_;
+  }
+  if (decorate) decorate(spec);
+  return supervisor().spawn(spec);
+}
+
+void NodeTableRuntime::wait_ready(Process& p, const std::function<bool()>& ready,
+                                  std::chrono::milliseconds timeout) {
+  supervisor().wait_ready(p, ready, timeout);
+}
+
+bool NodeTableRuntime::tcp_connects(std::string_view node_name, const std::string& address,
+                                    std::uint16_t port, std::chrono::milliseconds timeout) const {
+  bool ok = false;
+  run_in(node_name, [&] { ok = tcp_connect_within(address, port, timeout); });
+  return ok;
+}
+
+std::vector<Process*> NodeTableRuntime::processes() const {
+  std::lock_guard lock(mu_);
+  return supervisor_ ? supervisor_->processes() : std::vector<Process*>{};
+}
+
+void NodeTableRuntime::stop_all(std::chrono::milliseconds grace) {
+  std::unique_lock lock(mu_);
+  Supervisor* s = supervisor_.get();
+  lock.unlock();
+  if (s) s->stop_all(grace);
+}
+
+void NodeTableRuntime::stop_processes() noexcept {
+  try {
+    stop_all(std::chrono::milliseconds(2000));
+  } catch (...) {
+    // Stopping is best effort here; the RunState's record lets `fencecheck clean` finish.
+  }
+}
+
 void NodeTableRuntime::check_new_node_names(const std::vector<std::string>& names) const {
   static const std::regex pattern("^[a-z][a-z0-9]{0,15}$");
   if (!nodes_.empty()) throw HarnessError("Runtime::create called twice");
@@ -60,6 +126,8 @@ std::uint16_t free_loopback_port() {
 
 class LocalRuntime final : public NodeTableRuntime {
  public:
+  explicit LocalRuntime(RunState& state) : NodeTableRuntime(state) {}
+  ~LocalRuntime() override { destroy(); }
   std::string_view kind() const override { return "local"; }
 
   void create(const std::vector<std::string>& node_names) override {
@@ -87,11 +155,11 @@ class LocalRuntime final : public NodeTableRuntime {
   }
 
   bool supports_partitions() const override { return false; }
-  void partition(const std::vector<std::vector<std::string>>&) override {
-    throw HarnessError("partitions need the netns runtime (run as root)");
+  void cut(const Grudge&) override {
+    throw HarnessError("network faults need the netns runtime (run as root)");
   }
   void heal() override {}
-  void destroy() noexcept override {}
+  void destroy() noexcept override { stop_processes(); }
 
  private:
   std::mutex mu_;
@@ -103,7 +171,7 @@ class LocalRuntime final : public NodeTableRuntime {
 
 std::unique_ptr<Runtime> make_runtime(std::string_view kind, const std::string& run_id,
                                       RunState& state) {
-  if (kind == "local") return std::make_unique<LocalRuntime>();
+  if (kind == "local") return std::make_unique<LocalRuntime>(state);
   if (kind == "netns") {
     if (::geteuid() != 0) {
       throw HarnessError(

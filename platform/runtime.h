@@ -1,30 +1,39 @@
-// The Runtime role: makes the nodes of one run and the network between them.
+// The Runtime role: makes the nodes of one run, the network between them, and every
+// process that runs on them.
 //
 // A node is a host of the test: servers n1..nN, the resource node r1, clients c1..cK.
 // `netns` (root only): a hub network namespace with a bridge, one namespace per node joined
 // to it by a veth pair, a private /24 derived from the run id. `local`: every node is
-// 127.0.0.1 and services get distinct ports; partitions are unavailable.
-// Every namespace and rule a Runtime makes is recorded in the RunState before it exists,
-// so that `fencecheck clean` can remove it after a crash. The host's own network namespace
-// is never changed (everything is made with `ip -n <our namespace>`). create() and destroy()
-// are not thread-safe; after create() the other methods are. Errors throw HarnessError
-// with a message that says what failed and what to do.
+// 127.0.0.1 and services get distinct ports; the network cannot be cut.
 //
-// netns details: namespaces `fc-<run_id>-hub` (bridge br0) and `fc-<run_id>-<node>` (eth0,
-// address 10.X.Y.<index+1>/24 with X.Y from the run id); partitions are iptables DROP rules
-// on INPUT in the nodes' namespaces (iptables-nft, else iptables-legacy). create+destroy of
-// 8 nodes takes ~65 ms.
+// Processes: spawn() starts a process on a node (inside its namespace under netns), in its
+// own process group, with PR_SET_PDEATHSIG so that it dies with the controller, its output
+// appended to its log. One spec decorator, if set, sees every spec first: that is how a
+// fault library (the clock-offset preload) reaches every process of a node, and how a
+// container runtime would turn a spec into a container exec.
+//
+// Every namespace, rule and process group is recorded in the RunState before it exists,
+// so that `fencecheck clean` can remove it after a crash. The host's own network namespace
+// is never changed. create() and destroy() are not thread-safe; after create() the other
+// methods are. Errors throw HarnessError saying what failed and what to do.
+//
+// Ownership and order: the Runtime owns its processes (references stay valid until it is
+// destroyed); destroy() stops them all, then removes the network. The RunState must outlive
+// the Runtime.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
-#include <stdexcept>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "platform/errors.h"
+#include "platform/process.h"
 
 namespace fencecheck {
 
@@ -35,6 +44,14 @@ struct Node {
   std::string address;  // IPv4 address servers on this node bind to / clients dial
   std::string netns;    // network namespace name; empty under the local runtime
 };
+
+// Jepsen's grudge: each node → the nodes whose packets it drops. Cuts are one-directional
+// as written; complete_grudge() makes the symmetric cut between components.
+using Grudge = std::map<std::string, std::set<std::string>>;
+// Every node of each component drops every node of the other components.
+Grudge complete_grudge(const std::vector<std::vector<std::string>>& components);
+
+using SpecDecorator = std::function<void(ProcessSpec&)>;
 
 class Runtime {
  public:
@@ -56,24 +73,43 @@ class Runtime {
 
   // Runs fn on a short-lived thread that has entered the node's network namespace (on
   // the calling thread under local), and waits for it; fn's exceptions propagate. Sockets
-  // fn creates stay in that namespace. Thread-safe. For readiness probes.
+  // fn creates stay in that namespace. For readiness probes.
   virtual void run_in(std::string_view node, const std::function<void()>& fn) const = 0;
 
+  // --- processes ---
+  // Sets the one decorator applied to every later spawn (replacing any earlier one).
+  virtual void set_spec_decorator(SpecDecorator decorator) = 0;
+  // Starts the process; returns once it has exec'd. Throws HarnessError for an unknown
+  // node, a program that is not installed, or any failed start-up step (naming program
+  // and step).
+  virtual Process& spawn(ProcessSpec spec) = 0;
+  // Polls ready() every 50 ms until it returns true. Throws HarnessError quoting the log
+  // tail if the process exits first or the timeout passes.
+  virtual void wait_ready(Process& p, const std::function<bool()>& ready,
+                          std::chrono::milliseconds timeout) = 0;
+  // True if a TCP connection to address:port (IPv4 dotted quad) from inside `node`'s
+  // network succeeds within timeout.
+  virtual bool tcp_connects(std::string_view node, const std::string& address, std::uint16_t port,
+                            std::chrono::milliseconds timeout) const = 0;
+  // Every process spawned so far, in spawn order, stopped ones included.
+  virtual std::vector<Process*> processes() const = 0;
+  // Stops every process, most recently started first.
+  virtual void stop_all(std::chrono::milliseconds grace = std::chrono::milliseconds(2000)) = 0;
+
+  // --- network ---
   virtual bool supports_partitions() const = 0;
-  // Drops every packet between nodes of different groups; nodes not named keep all
-  // links. Replaces any earlier partition. Throws HarnessError under local, for an
-  // unknown node, or for a node named in two groups.
-  virtual void partition(const std::vector<std::vector<std::string>>& groups) = 0;
+  // Replaces the cuts in force by `grudge`. Throws HarnessError under local or for an
+  // unknown node.
+  virtual void cut(const Grudge& grudge) = 0;
   virtual void heal() = 0;
 
-  // Removes everything create() made (also run by the destructor). Stop the processes
-  // running on the nodes first (Supervisor::stop_all). Idempotent; never throws.
+  // Stops every process, then removes everything create() made (also run by the
+  // destructor). Idempotent; never throws.
   virtual void destroy() noexcept = 0;
 };
 
 // kind: "netns" or "local". run_id names every resource; state records them and must
-// outlive the Runtime.
-// Throws HarnessError for an unknown kind, or for netns without root.
+// outlive the Runtime. Throws HarnessError for an unknown kind, or for netns without root.
 std::unique_ptr<Runtime> make_runtime(std::string_view kind, const std::string& run_id,
                                       RunState& state);
 // "netns" when running as root, "local" otherwise.

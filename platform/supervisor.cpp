@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <fstream>
@@ -80,6 +81,23 @@ class SpawnThread {
   std::thread thread_;
 };
 
+// Waits until every thread of every member of the group is stopped (or gone): SIGSTOP is
+// asynchronous, and a pause only counts once the process can no longer act.
+void wait_group_stopped(int pgid, milliseconds timeout) {
+  auto deadline = Clock::now() + timeout;
+  while (Clock::now() < deadline) {
+    bool all = true;
+    for (int pid : os::group_members(pgid)) {
+      for (int tid : os::threads_of(pid)) {
+        char state = os::thread_state(pid, tid);
+        if (state != 'T' && state != 't' && state != 'Z' && state != 'X' && state != '\0') all = false;
+      }
+    }
+    if (all) return;
+    std::this_thread::sleep_for(milliseconds(1));
+  }
+}
+
 class ProcessImpl final : public Process {
  public:
   ProcessImpl(ProcessSpec spec, int pid, RunState& state)
@@ -102,13 +120,43 @@ class ProcessImpl final : public Process {
     return status_;
   }
 
+  std::string describe_exit() override {
+    auto status = exit_status();
+    return status ? describe_status(*status) : "is running";
+  }
+
   void signal(int sig) override {
     std::lock_guard lock(mu_);
     if (!reaped_) ::kill(-pid_, sig);  // after reaping, the id may belong to someone else
   }
 
+  void pause() override {
+    paused_ = true;  // first: a monitor that sees the stop must find it deliberate
+    signal(SIGSTOP);
+    wait_group_stopped(pid_, milliseconds(1000));
+  }
+
+  void resume() override {
+    signal(SIGCONT);
+    paused_ = false;
+  }
+
+  bool paused() const override { return paused_; }
+  void expect_exit() override { exit_expected_ = true; }
+  bool exit_expected() const override { return exit_expected_; }
+
+  void crash() override {
+    expect_exit();
+    signal(SIGKILL);
+    auto deadline = Clock::now() + milliseconds(1000);
+    while (alive() && Clock::now() < deadline) std::this_thread::sleep_for(milliseconds(2));
+    stop(milliseconds(0));
+  }
+
   void stop(milliseconds grace) override {
     std::lock_guard stopping(stop_mu_);
+    exit_expected_ = true;
+    paused_ = false;
     {
       std::lock_guard lock(mu_);
       if (reaped_) return;
@@ -170,9 +218,11 @@ class ProcessImpl final : public Process {
   std::mutex stop_mu_;  // one stop at a time, without blocking signal() during the grace
   std::optional<int> status_;
   bool reaped_ = false;
+  std::atomic<bool> paused_{false};
+  std::atomic<bool> exit_expected_{false};
 };
 
-bool connect_within(const std::string& address, std::uint16_t port, milliseconds timeout) {
+bool connect_once(const std::string& address, std::uint16_t port, milliseconds timeout) {
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(port);
@@ -195,16 +245,20 @@ bool connect_within(const std::string& address, std::uint16_t port, milliseconds
 
 }  // namespace
 
+bool tcp_connect_within(const std::string& address, std::uint16_t port, milliseconds timeout) {
+  return connect_once(address, port, timeout);
+}
+
 struct Supervisor::Impl {
-  Impl(Runtime& r, RunState& s) : runtime(r), state(s) {}
-  Runtime& runtime;
+  Impl(const Runtime& r, RunState& s) : runtime(r), state(s) {}
+  const Runtime& runtime;
   RunState& state;
-  std::mutex mu;
+  mutable std::mutex mu;
   std::vector<std::unique_ptr<ProcessImpl>> processes;
   SpawnThread spawner;  // declared last: destroyed first, after every child is stopped
 };
 
-Supervisor::Supervisor(Runtime& runtime, RunState& state)
+Supervisor::Supervisor(const Runtime& runtime, RunState& state)
     : impl_(std::make_unique<Impl>(runtime, state)) {}
 
 Supervisor::~Supervisor() { stop_all(milliseconds(2000)); }
@@ -223,8 +277,7 @@ void Supervisor::wait_ready(Process& p, const std::function<bool()>& ready, mill
   const auto& spec = p.spec();
   for (;;) {
     if (!p.alive()) {
-      throw HarnessError(spec.name + " on node " + spec.node + " " +
-                         describe_status(p.exit_status().value_or(0)) +
+      throw HarnessError(spec.name + " on node " + spec.node + " " + p.describe_exit() +
                          " before it was ready; last lines of " + spec.log.string() + ":\n" +
                          p.log_tail());
     }
@@ -238,19 +291,15 @@ void Supervisor::wait_ready(Process& p, const std::function<bool()>& ready, mill
   }
 }
 
-bool Supervisor::tcp_connects(std::string_view node, const std::string& address,
-                              std::uint16_t port, milliseconds timeout) const {
-  bool ok = false;
-  impl_->runtime.run_in(node, [&] { ok = connect_within(address, port, timeout); });
-  return ok;
+std::vector<Process*> Supervisor::processes() const {
+  std::lock_guard lock(impl_->mu);
+  std::vector<Process*> all;
+  for (const auto& p : impl_->processes) all.push_back(p.get());
+  return all;
 }
 
 void Supervisor::stop_all(milliseconds grace) {
-  std::vector<ProcessImpl*> running;
-  {
-    std::lock_guard lock(impl_->mu);
-    for (auto& p : impl_->processes) running.push_back(p.get());
-  }
+  std::vector<Process*> running = processes();
   for (auto it = running.rbegin(); it != running.rend(); ++it) (*it)->stop(grace);
 }
 

@@ -89,9 +89,12 @@ std::string resource_key(int i) { return "k" + std::to_string(i); }
 
 const std::vector<WorkloadInfo>& workload_registry() {
   static const std::vector<WorkloadInfo> registry = {
-      {"lock", "acquire a lock, hold it, release it",
+      {"lock", "acquire a lock, hold it, release it", {OpFn::kAcquire, OpFn::kRelease},
+       {"exclusion", "tokens", "linearizable"},
        [](const WorkloadOptions& o) { return std::make_unique<LockWorkload>(o); }},
       {"lock-append", "under a lock: read a list, append a unique element, write it with the token",
+       {OpFn::kAcquire, OpFn::kRelease, OpFn::kRead, OpFn::kWrite},
+       {"exclusion", "tokens", "resource", "linearizable"},
        [](const WorkloadOptions& o) { return std::make_unique<LockAppendWorkload>(o); }},
   };
   return registry;

@@ -55,6 +55,8 @@ class Workload {
 struct WorkloadInfo {
   std::string name;
   std::string description;
+  std::vector<OpFn> ops;              // the client ops it issues
+  std::vector<std::string> checkers;  // the checkers (checkers/registry.h) that judge it
   std::function<std::unique_ptr<Workload>(const WorkloadOptions&)> make;
 };
 

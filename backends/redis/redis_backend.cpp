@@ -12,8 +12,9 @@ BackendInfo redis_backend_info() {
       "one redis-server; SET NX PX lease plus an INCR fencing counter, in one Lua script";
   info.server_nodes = {"n1"};
   info.binaries = {{"redis-server", "redis-server"}};
-  info.make_server = [](const nlohmann::json& options) -> std::unique_ptr<LockServer> {
-    return std::make_unique<RedisServer>(RedisServerOptions::from_json(options));
+  info.options = redis_server_option_specs();
+  info.make_server = [](const BackendOptions& options) -> std::unique_ptr<LockServer> {
+    return std::make_unique<RedisServer>(RedisServerOptions::from_options(options));
   };
   info.make_client = [](const nlohmann::json& config,
                         const std::string& client_name) -> std::unique_ptr<LockClient> {

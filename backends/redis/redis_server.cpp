@@ -8,29 +8,28 @@
 
 namespace fencecheck {
 
-RedisServerOptions RedisServerOptions::from_json(const nlohmann::json& j) {
+std::vector<BackendOption> redis_server_option_specs() {
+  return {{"persistence",
+           "what survives a crash: none (nothing), everysec (AOF, fsync each second), "
+           "always (AOF, fsync each write)",
+           "none",
+           {"none", "everysec", "always"}}};
+}
+
+RedisServerOptions RedisServerOptions::from_options(const BackendOptions& options) {
   RedisServerOptions o;
-  if (j.is_null()) return o;
-  if (!j.is_object()) {
-    throw std::invalid_argument("redis options must be a JSON object, got " + j.dump());
-  }
-  for (const auto& [name, value] : j.items()) {
-    if (name == "persistence") {
-      if (!value.is_boolean()) {
-        throw std::invalid_argument("redis option \"persistence\" must be true or false, got " +
-                                    value.dump());
-      }
-      o.persistence = value.get<bool>();
-    } else {
-      throw std::invalid_argument("unknown redis option \"" + name +
-                                  "\" (known: persistence)");
-    }
+  for (const auto& [name, value] : options) {
+    if (name != "persistence") throw std::invalid_argument("unknown redis option \"" + name + "\"");
+    if (value == "none") o.persistence = RedisPersistence::kNone;
+    else if (value == "everysec") o.persistence = RedisPersistence::kEverySec;
+    else if (value == "always") o.persistence = RedisPersistence::kAlways;
+    else throw std::invalid_argument("redis option persistence cannot be \"" + value + "\"");
   }
   return o;
 }
 
 std::string redis_config_text(const std::string& address, std::uint16_t port,
-                              const std::filesystem::path& dir, bool persistence) {
+                              const std::filesystem::path& dir, RedisPersistence persistence) {
   std::string conf;
   conf += "# written by fencecheck\n";
   conf += "bind " + address + "\n";
@@ -38,72 +37,62 @@ std::string redis_config_text(const std::string& address, std::uint16_t port,
   // The test network is private; clients connect from other nodes without AUTH.
   conf += "protected-mode no\n";
   conf += "daemonize no\n";
-  conf += "logfile \"\"\n";  // stdout, which the Supervisor appends to the node's log
+  conf += "logfile \"\"\n";  // stdout, which the Runtime appends to the node's log
   conf += "dir \"" + dir.string() + "\"\n";
   conf += "save \"\"\n";
-  conf += persistence ? "appendonly yes\nappendfsync everysec\n" : "appendonly no\n";
+  switch (persistence) {
+    case RedisPersistence::kNone: conf += "appendonly no\n"; break;
+    case RedisPersistence::kEverySec: conf += "appendonly yes\nappendfsync everysec\n"; break;
+    case RedisPersistence::kAlways: conf += "appendonly yes\nappendfsync always\n"; break;
+  }
   return conf;
 }
 
-RedisServer::RedisServer(RedisServerOptions options, std::string node)
-    : options_(options), node_(std::move(node)) {}
+RedisServer::RedisServer(RedisServerOptions options, std::vector<std::string> nodes)
+    : DaemonServer(std::move(nodes), options.ready_timeout), options_(options) {}
 
-void RedisServer::start(Runtime& runtime, Supervisor& supervisor,
-                        const std::filesystem::path& nodes_dir) {
-  const Node& node = runtime.node(node_);
-  address_ = node.address;
-  port_ = runtime.port(node_, "redis", 6379);
-  std::filesystem::path dir = nodes_dir / node_;
+const RedisServer::Endpoint& RedisServer::endpoint(const std::string& node) const {
+  auto it = endpoints_.find(node);
+  if (it == endpoints_.end()) throw HarnessError("redis: node " + node + " is not configured");
+  return it->second;
+}
+
+void RedisServer::configure(Runtime& runtime, const std::string& node,
+                            const std::filesystem::path& dir) {
+  Endpoint e{runtime.node(node).address, runtime.port(node, "redis", 6379), dir};
   std::filesystem::path conf_path = dir / "redis.conf";
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  {
-    std::ofstream conf(conf_path, std::ios::trunc);
-    conf << redis_config_text(address_, port_, std::filesystem::absolute(dir),
-                              options_.persistence);
-    if (ec || !conf) {
-      throw HarnessError("redis: cannot write " + conf_path.string() +
-                         (ec ? ": " + ec.message() : std::string()));
-    }
-  }
+  std::ofstream conf(conf_path, std::ios::trunc);
+  conf << redis_config_text(e.address, e.port, dir, options_.persistence);
+  conf.flush();
+  if (!conf) throw HarnessError("redis: cannot write " + conf_path.string());
+  endpoints_[node] = e;
+}
+
+ProcessSpec RedisServer::daemon(const std::string& node) const {
+  const Endpoint& e = endpoint(node);
   ProcessSpec spec;
-  spec.node = node_;
+  spec.node = node;
   spec.name = "redis-server";
-  spec.argv = {"redis-server", std::filesystem::absolute(conf_path).string()};
-  spec.log = dir / "redis-server.log";
-  spec.cwd = dir;
-  process_ = &supervisor.spawn(spec);
-  const std::string address = address_;
-  const std::uint16_t port = port_;
-  supervisor.wait_ready(
-      *process_,
-      [&] {
-        if (!supervisor.tcp_connects(node_, address, port, std::chrono::milliseconds(200))) {
-          return false;
-        }
-        bool pong = false;
-        runtime.run_in(node_, [&] {
-          pong = redis_ping(address, port, std::chrono::milliseconds(500));
-        });
-        return pong;
-      },
-      options_.ready_timeout);
+  spec.argv = {"redis-server", (e.dir / "redis.conf").string()};
+  spec.log = e.dir / "redis-server.log";
+  spec.cwd = e.dir;
+  return spec;
+}
+
+bool RedisServer::ready(Runtime& runtime, const std::string& node) {
+  const Endpoint& e = endpoint(node);
+  if (!runtime.tcp_connects(node, e.address, e.port, std::chrono::milliseconds(200))) return false;
+  bool pong = false;
+  runtime.run_in(node, [&] { pong = redis_ping(e.address, e.port, std::chrono::milliseconds(500)); });
+  return pong;
 }
 
 nlohmann::json RedisServer::client_config() const {
+  const Endpoint& e = endpoint(nodes().front());
   RedisClientConfig c;
-  c.host = address_;
-  c.port = port_;
+  c.host = e.address;
+  c.port = e.port;
   return c.to_json();
-}
-
-std::vector<Process*> RedisServer::processes() {
-  if (process_ == nullptr) return {};
-  return {process_};
-}
-
-void RedisServer::stop() {
-  if (process_ != nullptr) process_->stop(std::chrono::milliseconds(2000));
 }
 
 }  // namespace fencecheck

@@ -1,49 +1,63 @@
-// The server side of the `redis` backend: one redis-server on node n1.
+// The server side of the `redis` backend: one redis-server on node n1 (a DaemonServer).
 //
-// Options (JSON object, all optional): {"persistence": false} — true turns on the
-// append-only file (fsync every second), so a crash-restart keeps the locks. Unknown
-// options are an error. Follows LockServer's contract; not thread-safe.
+// Option `persistence` (--backend-opt persistence=…): `none` (default; no RDB, no AOF, so
+// a crash-restart loses every lock), `everysec` (append-only file, fsync once a second:
+// a kill -9 keeps the locks, since the page cache survives a process crash; only a power
+// loss would lose the last second) or `always` (fsync before each reply).
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <string>
-#include <vector>
 
 #include <nlohmann/json.hpp>
 
-#include "backends/lock_server.h"
+#include "backends/daemon_server.h"
+#include "backends/registry.h"
 
 namespace fencecheck {
 
+enum class RedisPersistence { kNone, kEverySec, kAlways };
+
 struct RedisServerOptions {
-  bool persistence = false;
+  RedisPersistence persistence = RedisPersistence::kNone;
   std::chrono::milliseconds ready_timeout{10000};
-  // Throws std::invalid_argument naming a bad or unknown option.
-  static RedisServerOptions from_json(const nlohmann::json& j);
+  // From resolved backend options. Throws std::invalid_argument for a bad value.
+  static RedisServerOptions from_options(const BackendOptions& options);
 };
+
+// The option declarations of the redis backends (shared with redis-based backends).
+std::vector<BackendOption> redis_server_option_specs();
 
 // The redis.conf text for a server bound to address:port that keeps its files in dir.
 std::string redis_config_text(const std::string& address, std::uint16_t port,
-                              const std::filesystem::path& dir, bool persistence);
+                              const std::filesystem::path& dir, RedisPersistence persistence);
 
-class RedisServer : public LockServer {
+class RedisServer : public DaemonServer {
  public:
-  explicit RedisServer(RedisServerOptions options, std::string node = "n1");
+  explicit RedisServer(RedisServerOptions options, std::vector<std::string> nodes = {"n1"});
 
-  void start(Runtime& runtime, Supervisor& supervisor,
-             const std::filesystem::path& nodes_dir) override;
+  // For one server: {"host", "port"} (RedisClientConfig).
   nlohmann::json client_config() const override;
-  std::vector<Process*> processes() override;
-  void stop() override;
+
+ protected:
+  void configure(Runtime& runtime, const std::string& node,
+                 const std::filesystem::path& dir) override;
+  ProcessSpec daemon(const std::string& node) const override;
+  bool ready(Runtime& runtime, const std::string& node) override;
+
+  struct Endpoint {
+    std::string address;
+    std::uint16_t port = 0;
+    std::filesystem::path dir;
+  };
+  const Endpoint& endpoint(const std::string& node) const;
 
  private:
   RedisServerOptions options_;
-  std::string node_;
-  std::string address_;
-  std::uint16_t port_ = 0;
-  Process* process_ = nullptr;
+  std::map<std::string, Endpoint> endpoints_;
 };
 
 }  // namespace fencecheck

@@ -1,11 +1,11 @@
 // How long the netns runtime takes to build and tear down a run's network (needs root),
-// and how long the supervisor takes to start and stop a process.
+// and how long Runtime::spawn takes to start and stop a process.
 #include <unistd.h>
 
 #include <benchmark/benchmark.h>
 
 #include "platform/run_state.h"
-#include "platform/supervisor.h"
+#include "platform/runtime.h"
 
 namespace fencecheck {
 namespace {
@@ -41,9 +41,8 @@ void BM_SpawnAndStop(benchmark::State& bench) {
   RunState state(RunState::new_run_id());
   auto runtime = make_runtime("local", state.run_id(), state);
   runtime->create({"n1"});
-  Supervisor supervisor(*runtime, state);
   for (auto _ : bench) {
-    Process& p = supervisor.spawn({"n1", "sleep", {"sleep", "30"}, {}, "/dev/null", {}});
+    Process& p = runtime->spawn({"n1", "sleep", {"sleep", "30"}, {}, "/dev/null", {}, {}});
     p.stop(std::chrono::milliseconds(1000));
   }
 }

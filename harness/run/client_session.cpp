@@ -4,10 +4,20 @@
 
 namespace fencecheck {
 
+using std::chrono::milliseconds;
+
 OpResult WorkerSession::invoke(OpFn f, const std::string& key, const nlohmann::json& value) {
+  // A killed worker's successor is started by the nemesis; ops wait for it.
+  std::shared_ptr<WorkerHandle> worker = shared_.workers.handle(node_);
+  while (!worker && running()) {
+    std::this_thread::sleep_for(milliseconds(10));
+    worker = shared_.workers.handle(node_);
+  }
+  if (!worker) return OpResult{OpType::kFail, nullptr, "the test is ending"};  // nothing sent
+
   shared_.history.record(process_, OpType::kInvoke, f, key, value, node_);
   WorkerHandle::Completion c =
-      worker_.invoke(std::string(to_string(f)), key, value.dump(), shared_.ttl, shared_.op_timeout);
+      worker->invoke(std::string(to_string(f)), key, value.dump(), shared_.ttl, shared_.op_timeout);
   OpResult r{c.type, nullptr, c.error};
   if (f == OpFn::kRelease || f == OpFn::kWrite || f == OpFn::kCas) {
     r.value = value;  // completions repeat the invoke's value (DESIGN.md)
@@ -20,15 +30,39 @@ OpResult WorkerSession::invoke(OpFn f, const std::string& key, const nlohmann::j
     }
   }
   shared_.history.record(process_, r.type, f, key, r.value, node_, r.error);
-  if (r.type == OpType::kInfo) process_ = shared_.next_process++;
+  if (r.type == OpType::kInfo) {
+    process_ = shared_.next_process++;
+    after_info(r);
+  }
   if (r.type == OpType::kOk && f == OpFn::kAcquire) shared_.on_acquired(node_);
   return r;
 }
 
-void WorkerSession::sleep(std::chrono::milliseconds d) {
+void WorkerSession::after_info(const OpResult& r) {
+  if (++infos_ >= shared_.max_info) {
+    stop("it reached " + std::to_string(infos_) + " ops of unknown outcome (the cap); the last: " +
+         r.error);
+    return;
+  }
+  Process* p = shared_.workers.process(node_);
+  if (p != nullptr && !p->alive() && !p->exit_expected()) {
+    stop("its worker (pid " + std::to_string(p->pid()) + ") " + p->describe_exit() +
+         " and no fault killed it; the last op ended: " + r.error);
+    return;
+  }
+  // An unknown outcome is the exception: never retry in a tight loop.
+  sleep(milliseconds(20));
+}
+
+void WorkerSession::stop(const std::string& reason) {
+  stopped_ = true;
+  shared_.health.client_stopped(node_, reason);
+}
+
+void WorkerSession::sleep(milliseconds d) {
   auto until = std::chrono::steady_clock::now() + d;
   while (running() && std::chrono::steady_clock::now() < until) {
-    std::this_thread::sleep_for(std::min(d, std::chrono::milliseconds(20)));
+    std::this_thread::sleep_for(std::min(d, milliseconds(20)));
   }
 }
 

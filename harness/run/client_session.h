@@ -1,7 +1,13 @@
-// WorkerSession: a ClientSession (workloads/workload.h) backed by one worker process.
+// WorkerSession: a ClientSession (workloads/workload.h) backed by one client node's worker.
 // It records every invoke and completion, renumbers the client after an `info` (Jepsen's
 // rule: the old process may still act, so it is retired), and tells the nemesis when an
-// acquire succeeded, before the workload's next op. Used by one client thread at a time.
+// acquire succeeded, before the workload's next op.
+//
+// A client never loops on a broken bench: when its worker died and no fault killed it, or
+// when it reached SessionShared::max_info ops of unknown outcome, it stops (running()
+// turns false) and tells BenchHealth why. After an info it waits a little before its next
+// op. While the nemesis has killed its worker it waits for the new one. Used by one client
+// thread at a time.
 #pragma once
 
 #include <atomic>
@@ -10,8 +16,9 @@
 #include <random>
 #include <string>
 
-#include "harness/control/worker_handle.h"
+#include "harness/run/bench_health.h"
 #include "harness/run/history_recorder.h"
+#include "harness/run/worker_pool.h"
 #include "workloads/workload.h"
 
 namespace fencecheck {
@@ -19,35 +26,43 @@ namespace fencecheck {
 // What every session of a run shares. Owned by the runner; outlives the sessions.
 struct SessionShared {
   HistoryRecorder& history;
+  WorkerPool& workers;
+  BenchHealth& health;
   std::atomic<bool>& running;
   std::atomic<std::int64_t>& next_process;
   std::atomic<std::uint64_t>& next_element;
   std::function<void(const std::string& node)> on_acquired;
   std::chrono::milliseconds ttl;
   std::chrono::milliseconds op_timeout;
+  std::uint64_t max_info = 1000;  // ops of unknown outcome one client may have
 };
 
 class WorkerSession : public ClientSession {
  public:
-  WorkerSession(SessionShared& shared, WorkerHandle& worker, std::string node, std::int64_t process,
-                std::uint64_t seed)
-      : shared_(shared), worker_(worker), node_(std::move(node)), process_(process), rng_(seed) {}
+  WorkerSession(SessionShared& shared, std::string node, std::int64_t process, std::uint64_t seed)
+      : shared_(shared), node_(std::move(node)), process_(process), rng_(seed) {}
 
   OpResult invoke(OpFn f, const std::string& key, const nlohmann::json& value) override;
-  bool running() const override { return shared_.running.load(); }
+  bool running() const override { return shared_.running.load() && !stopped_; }
   void sleep(std::chrono::milliseconds d) override;
   std::mt19937_64& rng() override { return rng_; }
   std::uint64_t unique_element() override { return shared_.next_element++; }
 
+  bool stopped() const { return stopped_; }  // stopped for good (see above)
   const std::string& node() const { return node_; }
   std::int64_t process() const { return process_; }
 
  private:
+  // After an info: stop if the bench is broken, else wait for a killed worker's successor.
+  void after_info(const OpResult& r);
+  void stop(const std::string& reason);
+
   SessionShared& shared_;
-  WorkerHandle& worker_;
   std::string node_;
   std::int64_t process_;
   std::mt19937_64 rng_;
+  std::uint64_t infos_ = 0;
+  std::atomic<bool> stopped_{false};
 };
 
 }  // namespace fencecheck

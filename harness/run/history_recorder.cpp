@@ -39,9 +39,35 @@ void HistoryRecorder::record(std::int64_t process, OpType type, OpFn f, const st
   line["node"] = node;
   if (!error.empty()) line["error"] = error;
   write_locked(line);
-  if (type == OpType::kOk) ++ok_;
-  if (type == OpType::kFail) ++fail_;
-  if (type == OpType::kInfo) ++info_;
+  count_locked(type, f, line["time"].get<Nanos>());
+}
+
+void HistoryRecorder::count_locked(OpType type, OpFn f, Nanos time) {
+  if (type == OpType::kInvoke) {
+    if (stats_.first_invoke < 0) stats_.first_invoke = time;
+    return;
+  }
+  HistoryStats::Tally& by_f = stats_.by_f[std::string(to_string(f))];
+  switch (type) {
+    case OpType::kOk: {
+      ++ok_, ++by_f.ok, ++stats_.total.ok;
+      Nanos gap = time - (stats_.last_ok >= 0 ? stats_.last_ok : stats_.first_invoke);
+      if (gap > stats_.longest_ok_gap) {
+        stats_.longest_ok_gap = gap;
+        stats_.longest_ok_gap_end = time;
+      }
+      stats_.last_ok = time;
+      break;
+    }
+    case OpType::kFail: ++fail_, ++by_f.fail, ++stats_.total.fail; break;
+    case OpType::kInfo: ++info_, ++by_f.info, ++stats_.total.info; break;
+    case OpType::kInvoke: break;
+  }
+}
+
+HistoryStats HistoryRecorder::stats() const {
+  std::lock_guard lock(mu_);
+  return stats_;
 }
 
 void HistoryRecorder::record_nemesis(const std::string& f, const nlohmann::json& value) {

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <mutex>
 #include <string>
 
@@ -16,6 +17,19 @@
 #include "checkers/history.h"
 
 namespace fencecheck {
+
+// Counts of completed client ops, and the longest stretch without an ok one.
+struct HistoryStats {
+  struct Tally {
+    std::uint64_t ok = 0, fail = 0, info = 0;
+  };
+  std::map<std::string, Tally> by_f;  // "acquire" → counts
+  Tally total;
+  Nanos first_invoke = -1;     // time of the first client invoke; -1 before it
+  Nanos last_ok = -1;          // time of the last ok completion; -1 before it
+  Nanos longest_ok_gap = 0;    // longest time from the first invoke or an ok to the next ok
+  Nanos longest_ok_gap_end = 0;  // when that gap ended
+};
 
 class HistoryRecorder {
  public:
@@ -29,6 +43,11 @@ class HistoryRecorder {
               const nlohmann::json& value, const std::string& node, const std::string& error = "");
   void record_nemesis(const std::string& f, const nlohmann::json& value);
 
+  // A consistent snapshot of the counts.
+  HistoryStats stats() const;
+  // Nanoseconds since t0 now, on the recorder's clock.
+  Nanos now() const { return monotonic_ns() - t0_; }
+
   std::uint64_t ok() const { return ok_; }
   std::uint64_t failed() const { return fail_; }
   std::uint64_t unknown() const { return info_; }
@@ -41,8 +60,10 @@ class HistoryRecorder {
   void write_locked(const nlohmann::ordered_json& line);
   std::filesystem::path path_;
   std::int64_t t0_;
-  std::mutex mu_;
+  void count_locked(OpType type, OpFn f, Nanos time);
+  mutable std::mutex mu_;
   std::FILE* file_ = nullptr;
+  HistoryStats stats_;
   std::atomic<std::uint64_t> index_{0}, ok_{0}, fail_{0}, info_{0};
 };
 

@@ -3,16 +3,22 @@
 #include <iostream>
 #include <memory>
 
+#include "backends/registry.h"
 #include "harness/run/runner.h"
+#include "nemesis/nemesis.h"
+#include "workloads/workload.h"
 
 namespace fencecheck {
 
 void add_run_command(CLI::App& app) {
   auto c = std::make_shared<RunConfig>();
   CLI::App* cmd = app.add_subcommand("run", "Run a test: real servers, clients, faults, then the checkers");
-  cmd->add_option("--backend", c->backend, "lock service under test")->capture_default_str();
-  cmd->add_option("--workload", c->workload, "what clients do: lock, lock-append")->capture_default_str();
-  cmd->add_option("--nemesis", c->nemesis, "comma-separated faults (pause-holder, pause-client, pause-server) or none")
+  cmd->add_option("--backend", c->backend, "lock service under test: " + backend_names())
+      ->capture_default_str();
+  cmd->add_option("--backend-opt", c->backend_opts,
+                  "key=value option of the backend (repeatable), e.g. persistence=always for redis");
+  cmd->add_option("--workload", c->workload, "what clients do: " + workload_names())->capture_default_str();
+  cmd->add_option("--nemesis", c->nemesis, "comma-separated faults (" + fault_names() + ") or none")
       ->delimiter(',')
       ->capture_default_str();
   cmd->add_option("--resource", c->resource, "fenced: the resource refuses stale tokens; unfenced: accepts all")
@@ -27,6 +33,12 @@ void add_run_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--op-timeout-ms", c->op_timeout_ms,
                   "deadline of one client op; past it the op is info (default: max(5000, pause + 2000))");
+  cmd->add_option("--max-info", c->max_info,
+                  "ops of unknown outcome one client may have before it stops (the run is then unknown)")
+      ->capture_default_str();
+  cmd->add_option("--stall-ms", c->stall_ms,
+                  "no ok op for this long while no fault is in force ends the run as unknown "
+                  "(default: max(10000, 2 × op timeout))");
   cmd->add_option("--time-limit", c->time_limit_s, "seconds of test (setup and checks come on top)")
       ->capture_default_str();
   cmd->add_option("--seed", c->seed, "seed of the generator and the nemesis schedule (default: random, recorded)");

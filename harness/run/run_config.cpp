@@ -27,6 +27,14 @@ void RunConfig::resolve() {
   if (nemesis.size() == 1 && nemesis[0] == "none") nemesis.clear();
   if (runtime.empty()) runtime = default_runtime_kind();
   if (op_timeout_ms == 0) op_timeout_ms = std::max<std::int64_t>(5000, pause_ms + 2000);
+  if (stall_ms == 0) stall_ms = std::max<std::int64_t>(10000, 2 * op_timeout_ms);
+  if (const BackendInfo* b = find_backend(backend)) {
+    try {
+      backend_options = resolve_backend_options(*b, backend_opts);
+    } catch (const std::invalid_argument&) {
+      // problem() says what is wrong
+    }
+  }
   if (!seed) seed = std::random_device{}() * 4294967296ULL + std::random_device{}();
   if (name.empty()) {
     name = backend + "-" + workload + "-" + (nemesis.empty() ? "none" : join(nemesis, "+")) + "-" + resource;
@@ -39,11 +47,19 @@ std::optional<std::string> RunConfig::problem() const {
   if (find_workload(workload) == nullptr) {
     return "unknown workload \"" + workload + "\"; valid workloads: " + workload_names();
   }
+  try {
+    resolve_backend_options(*b, backend_opts);
+  } catch (const std::invalid_argument& e) {
+    return std::string("--backend-opt: ") + e.what();
+  }
   for (const auto& f : nemesis) {
     const FaultInfo* info = find_fault(f);
     if (info == nullptr) return "unknown fault \"" + f + "\"; valid faults: " + fault_names() + " (or none)";
-    if (info->needs_partitions && runtime == "local") {
+    if (info->needs_net && runtime == "local") {
       return "fault \"" + f + "\" cuts the network, which needs the netns runtime: run as root without --runtime local";
+    }
+    if (info->needs_clocks) {
+      return "fault \"" + f + "\" shifts node clocks, which this build cannot do yet";
     }
   }
   if (resource != "fenced" && resource != "unfenced") {
@@ -67,6 +83,8 @@ std::optional<std::string> RunConfig::problem() const {
   }
   if (nemesis_interval_ms <= 0) return "--nemesis-interval must be positive";
   if (op_timeout_ms <= 0) return "--op-timeout-ms must be positive";
+  if (max_info < 1) return "--max-info must be at least 1";
+  if (stall_ms <= 0) return "--stall-ms must be positive";
   if (!name.empty() && (name.find('/') != std::string::npos || name == "." || name == "..")) {
     return "--name must not contain '/'";
   }
@@ -76,6 +94,7 @@ std::optional<std::string> RunConfig::problem() const {
 
 nlohmann::json RunConfig::to_json() const {
   return {{"backend", backend},
+          {"backend_options", backend_options},
           {"workload", workload},
           {"nemesis", nemesis},
           {"resource", resource},
@@ -87,6 +106,8 @@ nlohmann::json RunConfig::to_json() const {
           {"pause_ms", pause_ms},
           {"nemesis_interval_ms", nemesis_interval_ms},
           {"op_timeout_ms", op_timeout_ms},
+          {"max_info", max_info},
+          {"stall_ms", stall_ms},
           {"time_limit_s", time_limit_s},
           {"seed", seed ? nlohmann::json(*seed) : nlohmann::json()},
           {"store", store},
@@ -99,14 +120,19 @@ std::vector<std::string> RunConfig::repro_args() const {
     auto [end, ec] = std::to_chars(buf, buf + sizeof buf, d);
     return std::string(buf, end);
   };
-  return {"--backend", backend, "--workload", workload, "--nemesis",
+  std::vector<std::string> args = {"--backend", backend};
+  for (const auto& [k, v] : backend_options) args.insert(args.end(), {"--backend-opt", k + "=" + v});
+  std::vector<std::string> rest = {"--workload", workload, "--nemesis",
           nemesis.empty() ? "none" : join(nemesis, ","), "--resource", resource, "--runtime", runtime,
           "--concurrency", std::to_string(concurrency), "--keys", std::to_string(keys),
           "--hold-ms", std::to_string(hold_ms), "--ttl-ms", std::to_string(ttl_ms),
           "--pause-ms", std::to_string(pause_ms), "--nemesis-interval", std::to_string(nemesis_interval_ms),
-          "--op-timeout-ms", std::to_string(op_timeout_ms), "--time-limit", num(time_limit_s),
+          "--op-timeout-ms", std::to_string(op_timeout_ms), "--max-info", std::to_string(max_info),
+          "--stall-ms", std::to_string(stall_ms), "--time-limit", num(time_limit_s),
           "--seed", std::to_string(seed.value_or(0)), "--name", name,
           "--store", std::filesystem::absolute(store).string()};
+  args.insert(args.end(), rest.begin(), rest.end());
+  return args;
 }
 
 }  // namespace fencecheck

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,6 +15,8 @@ namespace fencecheck {
 
 struct RunConfig {
   std::string backend = "redis";
+  std::vector<std::string> backend_opts;  // "key=value" as typed (--backend-opt)
+  std::map<std::string, std::string> backend_options;  // resolved: every option, defaults in
   std::string workload = "lock-append";
   std::vector<std::string> nemesis = {"pause-holder"};  // fault names; empty: none
   std::string resource = "unfenced";                   // fenced | unfenced
@@ -26,11 +29,14 @@ struct RunConfig {
   std::int64_t nemesis_interval_ms = 5000;
   std::int64_t op_timeout_ms = 0;  // 0: max(5000, pause + 2000), so a paused client resumes in time
   double time_limit_s = 30;
+  std::uint64_t max_info = 1000;  // ops of unknown outcome one client may have before it stops
+  std::int64_t stall_ms = 0;      // 0: max(10000, 2 × op timeout); no ok op this long → unknown
   std::optional<std::uint64_t> seed;  // empty: drawn at random, then recorded
   std::string store = "results";
   std::string name;  // empty: "<backend>-<workload>-<faults>-<resource>"
 
-  // Fills in the defaults that depend on other options or on the machine.
+  // Fills in the defaults that depend on other options or on the machine. Backend options
+  // that do not resolve are left for problem() to report.
   void resolve();
   // The first problem found, as one message that says what to do; nullopt when runnable.
   std::optional<std::string> problem() const;

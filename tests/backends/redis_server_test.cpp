@@ -1,4 +1,4 @@
-// RedisServer started for real under the local runtime and the Supervisor.
+// RedisServer started for real under each runtime: the LockServer role end to end.
 #include "backends/redis/redis_server.h"
 
 #include <gtest/gtest.h>
@@ -9,10 +9,10 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <thread>
 
 #include "backends/registry.h"
 #include "platform/run_state.h"
-#include "platform/supervisor.h"
 #include "tests/backends/test_process.h"
 
 namespace fencecheck {
@@ -32,7 +32,6 @@ class RedisServerTest : public ::testing::TestWithParam<std::string> {
     runtime_->create({"n1", "c1"});
   }
   void TearDown() override {
-    supervisor_.stop_all();
     runtime_->destroy();
     std::filesystem::remove_all(dir_);
   }
@@ -47,18 +46,19 @@ class RedisServerTest : public ::testing::TestWithParam<std::string> {
   // Without root the netns case is skipped in SetUp; it still needs some runtime here.
   std::unique_ptr<Runtime> runtime_ = make_runtime(
       GetParam() == "netns" && ::geteuid() != 0 ? "local" : GetParam(), state_.run_id(), state_);
-  Supervisor supervisor_{*runtime_, state_};
 };
 
 TEST_P(RedisServerTest, StartsServesLocksPausesAndStops) {
   const BackendInfo* backend = find_backend("redis");
   ASSERT_NE(backend, nullptr);
-  std::unique_ptr<LockServer> server = backend->make_server(nullptr);
-  EXPECT_TRUE(server->processes().empty());
-  server->start(*runtime_, supervisor_, dir_ / "nodes");
+  std::unique_ptr<LockServer> server = backend->make_server(resolve_backend_options(*backend, {}));
+  EXPECT_EQ(server->nodes(), std::vector<std::string>{"n1"});
+  EXPECT_FALSE(server->running("n1"));
+  server->setup(*runtime_, dir_ / "nodes");
 
   EXPECT_TRUE(std::filesystem::exists(dir_ / "nodes/n1/redis.conf"));
-  EXPECT_TRUE(std::filesystem::exists(dir_ / "nodes/n1/redis-server.log"));
+  EXPECT_EQ(server->log_files("n1"), std::vector<std::filesystem::path>{dir_ / "nodes/n1/redis-server.log"});
+  EXPECT_TRUE(std::filesystem::exists(server->log_files("n1")[0]));
   nlohmann::json cfg = server->client_config();
   EXPECT_EQ(cfg["host"], runtime_->node("n1").address);
   EXPECT_EQ(cfg["port"], runtime_->port("n1", "redis", 6379));
@@ -69,23 +69,52 @@ TEST_P(RedisServerTest, StartsServesLocksPausesAndStops) {
   ASSERT_EQ(g.outcome, Outcome::kOk) << g.error;
   EXPECT_EQ(g.grant->token, 1);
 
-  ASSERT_EQ(server->processes().size(), 1u);
-  Process* redis = server->processes()[0];
-  testing::pause_group(redis->pid());
+  ASSERT_EQ(server->processes("n1").size(), 1u);
+  Process* redis = server->processes("n1")[0];
+  server->pause("n1");
+  EXPECT_TRUE(redis->paused());
   LockResult paused = from_c1([&] { return client->acquire("k2", 5s); });
-  redis->signal(SIGCONT);
+  server->resume("n1");
   EXPECT_EQ(paused.outcome, Outcome::kUnknown) << paused.error;
 
-  server->stop();
+  server->stop("n1");
   EXPECT_FALSE(redis->alive());
+  EXPECT_FALSE(server->running("n1"));
   EXPECT_EQ(from_c1([&] { return client->acquire("k3", 5s); }).outcome, Outcome::kFail);
-  server->stop();  // idempotent
+  server->teardown();
+  server->teardown();  // idempotent
+}
+
+// Kleppmann's K5 premise, measured: a crash-restart keeps the lock only with persistence.
+// kill -9 with appendfsync everysec keeps it too (the page cache survives a process crash).
+TEST_P(RedisServerTest, CrashRestartKeepsLocksOnlyWithPersistence) {
+  const BackendInfo* backend = find_backend("redis");
+  for (const std::string level : {"none", "everysec", "always"}) {
+    SCOPED_TRACE(level);
+    std::unique_ptr<LockServer> server =
+        backend->make_server(resolve_backend_options(*backend, {"persistence=" + level}));
+    server->setup(*runtime_, dir_ / ("nodes-" + level));
+    std::unique_ptr<LockClient> a = backend->make_client(server->client_config(), "c1");
+    std::unique_ptr<LockClient> b = backend->make_client(server->client_config(), "c2");
+    ASSERT_EQ(from_c1([&] { return a->acquire("k", 60s); }).outcome, Outcome::kOk);
+    if (level == "everysec") std::this_thread::sleep_for(1200ms);  // let the second's fsync pass
+    Process* before = server->processes("n1")[0];
+    server->kill("n1");
+    EXPECT_FALSE(before->alive());
+    EXPECT_TRUE(before->exit_expected()) << "a crash the nemesis asked for is not a bench failure";
+    EXPECT_FALSE(server->running("n1"));
+    server->start("n1");  // same data directory
+    EXPECT_TRUE(server->running("n1"));
+    LockResult second = from_c1([&] { return b->acquire("k", 60s); });
+    EXPECT_EQ(second.outcome, level == "none" ? Outcome::kOk : Outcome::kFail) << second.error;
+    server->teardown();
+  }
 }
 
 TEST_P(RedisServerTest, UnwritableNodesDirIsAHarnessError) {
   std::ofstream(dir_ / "not-a-dir") << "x";
   RedisServer server(RedisServerOptions{});
-  EXPECT_THROW(server.start(*runtime_, supervisor_, dir_ / "not-a-dir"), HarnessError);
+  EXPECT_THROW(server.setup(*runtime_, dir_ / "not-a-dir"), HarnessError);
 }
 
 INSTANTIATE_TEST_SUITE_P(Runtimes, RedisServerTest, ::testing::Values("local", "netns"),

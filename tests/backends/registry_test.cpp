@@ -2,10 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "backends/redis/redis_lock_client.h"
 #include "backends/redis/redis_server.h"
+#include "platform/os_util.h"
 
 namespace fencecheck {
 namespace {
@@ -38,8 +40,39 @@ TEST(BackendRegistry, InstalledBinariesGiveNoMessage) {
   present.name = "present";
   present.binaries = {{"sh", "dash"}};
   EXPECT_FALSE(missing_binary_message(present));
-  EXPECT_TRUE(find_server_binary("sh"));
-  EXPECT_FALSE(find_server_binary("/nonexistent/dir/sh"));
+}
+
+TEST(BackendRegistry, LooksProgramsUpWhereSpawnDoes) {
+  // Debian puts daemons outside a normal PATH; validation and spawn share one lookup.
+  auto dirs = os::program_search_path();
+  EXPECT_NE(std::find(dirs.begin(), dirs.end(), "/usr/sbin"), dirs.end());
+  EXPECT_NE(std::find(dirs.begin(), dirs.end(), "/usr/share/zookeeper/bin"), dirs.end());
+  BackendInfo absolute;
+  absolute.name = "absolute";
+  absolute.binaries = {{"/nonexistent/dir/sh", "dash"}};
+  EXPECT_TRUE(missing_binary_message(absolute));
+}
+
+TEST(BackendOptions, DefaultsFilledUnknownAndBadValuesRefused) {
+  const BackendInfo& redis = *find_backend("redis");
+  EXPECT_EQ(resolve_backend_options(redis, {}), (BackendOptions{{"persistence", "none"}}));
+  EXPECT_EQ(resolve_backend_options(redis, {"persistence=always"}),
+            (BackendOptions{{"persistence", "always"}}));
+  auto message = [&](const std::vector<std::string>& kv) {
+    try {
+      resolve_backend_options(redis, kv);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(message({"persistance=always"}),
+            "backend redis: unknown option \"persistance\" (known: persistence)");
+  EXPECT_EQ(message({"persistence=yes"}),
+            "backend redis: option \"persistence\" cannot be \"yes\" (allowed: none, everysec, always)");
+  EXPECT_EQ(message({"persistence"}), "backend redis: --backend-opt \"persistence\" is not key=value");
+  EXPECT_EQ(message({"persistence=none", "persistence=always"}),
+            "backend redis: option \"persistence\" given twice");
 }
 
 TEST(RedisClientConfig, RoundTripsAndRejectsBadFields) {
@@ -56,16 +89,16 @@ TEST(RedisClientConfig, RoundTripsAndRejectsBadFields) {
   EXPECT_THROW(RedisClientConfig::from_json(nlohmann::json::array()), std::invalid_argument);
 }
 
-TEST(RedisServerOptions, PersistenceOnlyAndNoUnknownOptions) {
-  EXPECT_FALSE(RedisServerOptions::from_json(nullptr).persistence);
-  EXPECT_TRUE(RedisServerOptions::from_json({{"persistence", true}}).persistence);
-  EXPECT_THROW(RedisServerOptions::from_json({{"persistence", "yes"}}), std::invalid_argument);
-  EXPECT_THROW(RedisServerOptions::from_json({{"persistance", true}}), std::invalid_argument);
-  EXPECT_THROW(find_backend("redis")->make_server({{"bogus", 1}}), std::invalid_argument);
+TEST(RedisServerOptions, PersistenceLevels) {
+  EXPECT_EQ(RedisServerOptions::from_options({}).persistence, RedisPersistence::kNone);
+  EXPECT_EQ(RedisServerOptions::from_options({{"persistence", "everysec"}}).persistence,
+            RedisPersistence::kEverySec);
+  EXPECT_THROW(RedisServerOptions::from_options({{"persistence", "yes"}}), std::invalid_argument);
+  EXPECT_THROW(find_backend("redis")->make_server({{"bogus", "1"}}), std::invalid_argument);
 }
 
 TEST(RedisConfigText, BindsNodeAndTurnsPersistenceOff) {
-  std::string conf = redis_config_text("10.9.0.2", 6379, "/tmp/x/n1", false);
+  std::string conf = redis_config_text("10.9.0.2", 6379, "/tmp/x/n1", RedisPersistence::kNone);
   EXPECT_NE(conf.find("bind 10.9.0.2\n"), std::string::npos);
   EXPECT_NE(conf.find("port 6379\n"), std::string::npos);
   EXPECT_NE(conf.find("save \"\"\n"), std::string::npos);
@@ -73,7 +106,10 @@ TEST(RedisConfigText, BindsNodeAndTurnsPersistenceOff) {
   EXPECT_NE(conf.find("protected-mode no\n"), std::string::npos);
   EXPECT_NE(conf.find("daemonize no\n"), std::string::npos);
   EXPECT_NE(conf.find("dir \"/tmp/x/n1\"\n"), std::string::npos);
-  EXPECT_NE(redis_config_text("a", 1, "/d", true).find("appendonly yes\n"), std::string::npos);
+  EXPECT_NE(redis_config_text("a", 1, "/d", RedisPersistence::kEverySec).find("appendfsync everysec\n"),
+            std::string::npos);
+  EXPECT_NE(redis_config_text("a", 1, "/d", RedisPersistence::kAlways).find("appendfsync always\n"),
+            std::string::npos);
 }
 
 }  // namespace

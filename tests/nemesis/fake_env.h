@@ -1,6 +1,8 @@
-// FakeNemesisEnv: a NemesisEnv that sends no signals; it records every signal_node and
-// record() call so tests can assert what a nemesis did, in order. Thread-safe, because
-// the schedule calls it from its own thread while the test reads it.
+// FakeNemesisEnv: every capability of a NemesisContext, recording instead of acting, on a
+// ManualTime so that tests move time by hand and never sleep. Process actions are kept in
+// one ordered list as signals (pause = SIGSTOP, resume = SIGCONT, kill = SIGKILL, start =
+// 0) so tests can assert what a nemesis did, in order. Thread-safe, because the schedule
+// may call it from its own thread while the test reads it.
 #pragma once
 
 #include <csignal>
@@ -11,6 +13,7 @@
 #include <vector>
 
 #include "nemesis/nemesis.h"
+#include "platform/time_source.h"
 
 namespace fencecheck::testing {
 
@@ -24,21 +27,10 @@ struct Recorded {
   nlohmann::json value;
 };
 
-class FakeNemesisEnv : public NemesisEnv {
+class FakeNemesisEnv {
  public:
   FakeNemesisEnv(std::vector<std::string> clients, std::vector<std::string> servers)
-      : clients_(std::move(clients)), servers_(std::move(servers)) {}
-
-  std::vector<std::string> client_nodes() const override { return clients_; }
-  std::vector<std::string> server_nodes() const override { return servers_; }
-  void signal_node(const std::string& node, int sig) override {
-    std::lock_guard lock(mu_);
-    signals_.push_back({node, sig});
-  }
-  void record(const std::string& f, const nlohmann::json& value) override {
-    std::lock_guard lock(mu_);
-    records_.push_back({f, value});
-  }
+      : clients_(*this, std::move(clients)), servers_(*this, std::move(servers)) {}
 
   std::vector<Signal> signals() const {
     std::lock_guard lock(mu_);
@@ -48,7 +40,11 @@ class FakeNemesisEnv : public NemesisEnv {
     std::lock_guard lock(mu_);
     return records_;
   }
-  // Targets of the SIGSTOPs sent so far, in order.
+  std::vector<Grudge> cuts() const {
+    std::lock_guard lock(mu_);
+    return cuts_;
+  }
+  // Targets of the pauses so far, in order.
   std::vector<std::string> stopped_nodes() const {
     std::vector<std::string> out;
     for (const auto& s : signals()) {
@@ -56,7 +52,7 @@ class FakeNemesisEnv : public NemesisEnv {
     }
     return out;
   }
-  // Per node: SIGSTOPs minus SIGCONTs; also false when a CONT ever came before its STOP.
+  // Per node: pauses minus resumes; also false when a resume ever came before its pause.
   bool every_stop_resumed_in_order() const {
     std::map<std::string, int> depth;
     for (const auto& s : signals()) {
@@ -70,10 +66,74 @@ class FakeNemesisEnv : public NemesisEnv {
   }
 
  private:
-  std::vector<std::string> clients_, servers_;
+  void add_signal(const std::string& node, int sig) {
+    std::lock_guard lock(mu_);
+    signals_.push_back({node, sig});
+  }
+
+  class Processes final : public NodeProcesses {
+   public:
+    Processes(FakeNemesisEnv& env, std::vector<std::string> nodes) : env_(env), nodes_(std::move(nodes)) {}
+    std::vector<std::string> nodes() const override { return nodes_; }
+    void pause(const std::string& node) override { env_.add_signal(node, SIGSTOP); }
+    void resume(const std::string& node) override { env_.add_signal(node, SIGCONT); }
+    void kill(const std::string& node) override { env_.add_signal(node, SIGKILL); }
+    void start(const std::string& node) override { env_.add_signal(node, 0); }
+
+   private:
+    FakeNemesisEnv& env_;
+    std::vector<std::string> nodes_;
+  };
+  class FakeNet final : public Net {
+   public:
+    explicit FakeNet(FakeNemesisEnv& env) : env_(env) {}
+    bool available() const override { return true; }
+    void cut(const Grudge& g) override {
+      std::lock_guard lock(env_.mu_);
+      env_.cuts_.push_back(g);
+    }
+    void heal() override { cut({}); }
+
+   private:
+    FakeNemesisEnv& env_;
+  };
+  class FakeClocks final : public Clocks {
+   public:
+    bool available() const override { return true; }
+    void set_offset(const std::string& node, std::chrono::milliseconds d) override { offsets_[node] = d; }
+    std::chrono::milliseconds offset(const std::string& node) const override {
+      auto it = offsets_.find(node);
+      return it == offsets_.end() ? std::chrono::milliseconds(0) : it->second;
+    }
+
+   private:
+    std::map<std::string, std::chrono::milliseconds> offsets_;
+  };
+  class Log final : public FaultLog {
+   public:
+    explicit Log(FakeNemesisEnv& env) : env_(env) {}
+    void record(const std::string& f, const nlohmann::json& value) override {
+      std::lock_guard lock(env_.mu_);
+      env_.records_.push_back({f, value});
+    }
+
+   private:
+    FakeNemesisEnv& env_;
+  };
+
   mutable std::mutex mu_;
   std::vector<Signal> signals_;
   std::vector<Recorded> records_;
+  std::vector<Grudge> cuts_;
+  Processes clients_, servers_;
+  FakeNet net_{*this};
+  FakeClocks clocks_;
+  Log log_{*this};
+
+ public:
+  // Declared last: it refers to the capabilities above.
+  ManualTime time;
+  NemesisContext ctx{net_, servers_, clients_, clocks_, log_, time};
 };
 
 }  // namespace fencecheck::testing

@@ -5,7 +5,6 @@
 
 #include <set>
 #include <stdexcept>
-#include <thread>
 
 #include "tests/nemesis/fake_env.h"
 
@@ -20,7 +19,7 @@ const std::vector<std::string> kServers = {"n1", "n2", "n3"};
 struct PauseFixture : ::testing::Test {
   FakeNemesisEnv env{kClients, kServers};
   std::mt19937_64 rng{7};
-  PauseNemesis nemesis{env, NemesisOptions{milliseconds(50)}};
+  PauseNemesis nemesis{env.ctx, FaultOptions{milliseconds(50)}};
 };
 
 TEST_F(PauseFixture, HolderArmsThenPausesExactlyTheAcquiringNodeOnce) {
@@ -51,7 +50,10 @@ TEST_F(PauseFixture, ResumesOnlyAfterThePauseDuration) {
   EXPECT_EQ(env.signals().size(), 1u) << "resumed before the 50 ms were up";
   EXPECT_TRUE(nemesis.active());
 
-  std::this_thread::sleep_for(milliseconds(60));
+  env.time.advance(milliseconds(49));
+  nemesis.tick();
+  EXPECT_EQ(env.signals().size(), 1u) << "resumed before the 50 ms were up";
+  env.time.advance(milliseconds(1));
   nemesis.tick();
   auto signals = env.signals();
   ASSERT_EQ(signals.size(), 2u);
@@ -113,7 +115,7 @@ TEST_F(PauseFixture, ArmedHolderBlocksOtherPauses) {
 }
 
 TEST_F(PauseFixture, HealResumesImmediatelyAndIsIdempotent) {
-  PauseNemesis long_pause(env, NemesisOptions{milliseconds(60'000)});
+  PauseNemesis long_pause(env.ctx, FaultOptions{milliseconds(60'000)});
   long_pause.start("pause-client", rng);
   long_pause.heal();
   auto signals = env.signals();
@@ -137,7 +139,7 @@ TEST_F(PauseFixture, HealDisarmsTheHolderPause) {
 
 TEST(PauseNemesis, NoServerNodesMeansNoPause) {
   FakeNemesisEnv env(kClients, {});
-  PauseNemesis n(env, NemesisOptions{milliseconds(50)});
+  PauseNemesis n(env.ctx, FaultOptions{milliseconds(50)});
   std::mt19937_64 rng(1);
   n.start("pause-server", rng);
   EXPECT_TRUE(env.signals().empty());

@@ -12,6 +12,7 @@
 #include <map>
 
 #include "backends/registry.h"
+#include "platform/os_util.h"
 #include "nemesis/nemesis.h"
 #include "workloads/workload.h"
 
@@ -81,7 +82,7 @@ TEST(RunConfigResolve, SeedAndRuntimeAreFilled) {
 }
 
 TEST(RunConfigProblem, DefaultConfigIsRunnable) {
-  if (!find_server_binary("redis-server")) GTEST_SKIP() << "redis-server is not installed";
+  if (!os::find_executable("redis-server")) GTEST_SKIP() << "redis-server is not installed";
   RunConfig c;  // as root this is the netns runtime
   c.resolve();
   EXPECT_EQ(c.problem(), std::nullopt);
@@ -129,6 +130,12 @@ TEST(RunConfigProblem, EveryBadOptionIsNamed) {
       {"op timeout", [](RunConfig& c) { c.op_timeout_ms = -1; }, "--op-timeout-ms must be positive"},
       {"name /", [](RunConfig& c) { c.name = "a/b"; }, "--name must not contain '/'"},
       {"name ..", [](RunConfig& c) { c.name = ".."; }, "--name"},
+      {"backend option", [](RunConfig& c) { c.backend_opts = {"persistence=maybe"}; },
+       "--backend-opt: backend redis: option \"persistence\" cannot be \"maybe\""},
+      {"backend option key", [](RunConfig& c) { c.backend_opts = {"bogus=1"}; },
+       "--backend-opt: backend redis: unknown option \"bogus\""},
+      {"max info", [](RunConfig& c) { c.max_info = 0; }, "--max-info must be at least 1"},
+      {"stall", [](RunConfig& c) { c.stall_ms = -1; }, "--stall-ms must be positive"},
   };
   for (const auto& bad : cases) {
     RunConfig c = local_config();
@@ -177,9 +184,15 @@ TEST(RunConfigRepro, CarriesEveryResolvedValue) {
   c.time_limit_s = 2.5;
   c.seed = 18446744073709551615ULL;
   c.store = "some/store";
+  c.backend_opts = {"persistence=always"};
+  c.max_info = 17;
   c.resolve();
   auto o = options_of(c.repro_args());
   EXPECT_EQ(o["--backend"], "redis");
+  EXPECT_EQ(o["--backend-opt"], "persistence=always");
+  EXPECT_EQ(c.to_json()["backend_options"], nlohmann::json({{"persistence", "always"}}));
+  EXPECT_EQ(o["--max-info"], "17");
+  EXPECT_EQ(o["--stall-ms"], "10000");
   EXPECT_EQ(o["--workload"], "lock");
   EXPECT_EQ(o["--nemesis"], "pause-client,pause-server");
   EXPECT_EQ(o["--resource"], "fenced");
@@ -205,6 +218,7 @@ TEST(RunConfigRepro, NoFaultsIsNoneAndWholeSecondsHaveNoDecimals) {
   c.resolve();
   auto o = options_of(c.repro_args());
   EXPECT_EQ(o["--nemesis"], "none");
+  EXPECT_EQ(o["--backend-opt"], "persistence=none") << "defaults are recorded too";
   EXPECT_EQ(o["--time-limit"], "30");
   EXPECT_EQ(o["--seed"], "5");
 }

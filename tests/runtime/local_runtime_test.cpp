@@ -46,11 +46,20 @@ TEST_F(LocalRuntimeTest, PartitionIsAClearError) {
   runtime_->create({"n1", "c1"});
   EXPECT_FALSE(runtime_->supports_partitions());
   try {
-    runtime_->partition({{"n1"}, {"c1"}});
-    FAIL() << "partition under local did not throw";
+    runtime_->cut(complete_grudge({{"n1"}, {"c1"}}));
+    FAIL() << "a cut under local did not throw";
   } catch (const HarnessError& e) {
     EXPECT_NE(std::string(e.what()).find("netns runtime"), std::string::npos) << e.what();
   }
+}
+
+TEST(Grudge, CompleteGrudgeCutsEveryPairAcrossComponentsBothWays) {
+  Grudge g = complete_grudge({{"n1", "n2"}, {"n3"}, {"c1"}});
+  EXPECT_EQ(g["n1"], (std::set<std::string>{"n3", "c1"}));
+  EXPECT_EQ(g["n2"], (std::set<std::string>{"n3", "c1"}));
+  EXPECT_EQ(g["n3"], (std::set<std::string>{"n1", "n2", "c1"}));
+  EXPECT_EQ(g["c1"], (std::set<std::string>{"n1", "n2", "n3"}));
+  EXPECT_TRUE(complete_grudge({{"n1", "n2"}})["n1"].empty()) << "one component cuts nothing";
 }
 
 TEST_F(LocalRuntimeTest, BadNodeNamesAndUnknownNodesAreErrors) {

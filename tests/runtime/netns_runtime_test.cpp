@@ -11,7 +11,7 @@
 
 #include "platform/os_util.h"
 #include "platform/run_state.h"
-#include "platform/supervisor.h"
+#include "platform/runtime.h"
 #include "tests/runtime/test_util.h"
 
 namespace fencecheck {
@@ -60,17 +60,11 @@ class NetnsRuntimeTest : public ::testing::Test {
     runtime_ = make_runtime("netns", state_->run_id(), *state_);
   }
   void TearDown() override {
-    supervisor_.reset();
     if (runtime_) runtime_->destroy();
-  }
-  Supervisor& supervisor() {
-    if (!supervisor_) supervisor_ = std::make_unique<Supervisor>(*runtime_, *state_);
-    return *supervisor_;
   }
 
   std::unique_ptr<RunState> state_;
   std::unique_ptr<Runtime> runtime_;
-  std::unique_ptr<Supervisor> supervisor_;
 };
 
 TEST_F(NetnsRuntimeTest, NodesGetNamespacesAndDistinctAddressesWithoutTouchingTheHost) {
@@ -97,23 +91,33 @@ TEST_F(NetnsRuntimeTest, PartitionCutsAndHealRestoresTheLink) {
   runtime_->create({"n1", "c1", "c2"});
   const std::string n1 = runtime_->node("n1").address;
   int listener = listen_in(*runtime_, "n1", 7001);
-  EXPECT_TRUE(supervisor().tcp_connects("c1", n1, 7001, 1000ms));
-  EXPECT_FALSE(supervisor().tcp_connects("c1", n1, 7002, 1000ms));  // nobody listens there
+  EXPECT_TRUE(runtime_->tcp_connects("c1", n1, 7001, 1000ms));
+  EXPECT_FALSE(runtime_->tcp_connects("c1", n1, 7002, 1000ms));  // nobody listens there
 
-  runtime_->partition({{"n1"}, {"c1"}});
-  EXPECT_FALSE(supervisor().tcp_connects("c1", n1, 7001, 300ms));
-  EXPECT_TRUE(supervisor().tcp_connects("c2", n1, 7001, 1000ms));  // not named: keeps links
+  runtime_->cut(complete_grudge({{"n1"}, {"c1"}}));
+  EXPECT_FALSE(runtime_->tcp_connects("c1", n1, 7001, 300ms));
+  EXPECT_TRUE(runtime_->tcp_connects("c2", n1, 7001, 1000ms));  // not named: keeps links
 
-  runtime_->partition({{"n1", "c1"}, {"c2"}});  // replaces the earlier partition
-  EXPECT_TRUE(supervisor().tcp_connects("c1", n1, 7001, 1000ms));
-  EXPECT_FALSE(supervisor().tcp_connects("c2", n1, 7001, 300ms));
+  runtime_->cut(complete_grudge({{"n1", "c1"}, {"c2"}}));  // replaces the earlier partition
+  EXPECT_TRUE(runtime_->tcp_connects("c1", n1, 7001, 1000ms));
+  EXPECT_FALSE(runtime_->tcp_connects("c2", n1, 7001, 300ms));
 
   runtime_->heal();
-  EXPECT_TRUE(supervisor().tcp_connects("c1", n1, 7001, 1000ms));
-  EXPECT_TRUE(supervisor().tcp_connects("c2", n1, 7001, 1000ms));
+  EXPECT_TRUE(runtime_->tcp_connects("c1", n1, 7001, 1000ms));
+  EXPECT_TRUE(runtime_->tcp_connects("c2", n1, 7001, 1000ms));
   ::close(listener);
-  EXPECT_THROW(runtime_->partition({{"n1"}, {"n1", "c1"}}), HarnessError);
-  EXPECT_THROW(runtime_->partition({{"n1"}, {"x9"}}), HarnessError);
+  EXPECT_THROW(runtime_->cut(complete_grudge({{"n1"}, {"x9"}})), HarnessError);
+}
+
+TEST_F(NetnsRuntimeTest, AOneWayGrudgeStillCutsTcpBothWays) {
+  runtime_->create({"n1", "c1"});
+  const std::string n1 = runtime_->node("n1").address;
+  int listener = listen_in(*runtime_, "n1", 7001);
+  runtime_->cut({{"n1", {"c1"}}});  // only n1 drops: the SYN-ACK never comes back
+  EXPECT_FALSE(runtime_->tcp_connects("c1", n1, 7001, 300ms));
+  runtime_->heal();
+  EXPECT_TRUE(runtime_->tcp_connects("c1", n1, 7001, 1000ms));
+  ::close(listener);
 }
 
 TEST_F(NetnsRuntimeTest, SpawnedServerRunsInItsNodeNamespace) {
@@ -121,17 +125,17 @@ TEST_F(NetnsRuntimeTest, SpawnedServerRunsInItsNodeNamespace) {
   runtime_->create({"n1", "c1"});
   testing::TempDir tmp;
   const std::string n1 = runtime_->node("n1").address;
-  Process& redis = supervisor().spawn(
+  Process& redis = runtime_->spawn(
       {"n1", "redis-server",
        {"redis-server", "--port", "7001", "--bind", n1, "--save", "", "--appendonly", "no"},
-       {}, tmp.path() / "nodes/n1/redis-server.log", tmp.path()});
-  supervisor().wait_ready(redis, [&] { return supervisor().tcp_connects("c1", n1, 7001, 200ms); },
+       {}, tmp.path() / "nodes/n1/redis-server.log", tmp.path(), {}});
+  runtime_->wait_ready(redis, [&] { return runtime_->tcp_connects("c1", n1, 7001, 200ms); },
                           5000ms);
-  runtime_->partition({{"n1"}, {"c1"}});
-  EXPECT_FALSE(supervisor().tcp_connects("c1", n1, 7001, 300ms));
+  runtime_->cut(complete_grudge({{"n1"}, {"c1"}}));
+  EXPECT_FALSE(runtime_->tcp_connects("c1", n1, 7001, 300ms));
   runtime_->heal();
   redis.stop(2000ms);
-  EXPECT_FALSE(supervisor().tcp_connects("c1", n1, 7001, 300ms));
+  EXPECT_FALSE(runtime_->tcp_connects("c1", n1, 7001, 300ms));
 }
 
 TEST_F(NetnsRuntimeTest, TwoRunsAtOnceDoNotCollide) {
@@ -141,9 +145,9 @@ TEST_F(NetnsRuntimeTest, TwoRunsAtOnceDoNotCollide) {
   other->create({"n1", "c1"});
   int a = listen_in(*runtime_, "n1", 7001);
   int b = listen_in(*other, "n1", 7001);
-  EXPECT_TRUE(supervisor().tcp_connects("c1", runtime_->node("n1").address, 7001, 1000ms));
-  other->partition({{"n1"}, {"c1"}});  // must not affect the first run
-  EXPECT_TRUE(supervisor().tcp_connects("c1", runtime_->node("n1").address, 7001, 1000ms));
+  EXPECT_TRUE(runtime_->tcp_connects("c1", runtime_->node("n1").address, 7001, 1000ms));
+  other->cut(complete_grudge({{"n1"}, {"c1"}}));  // must not affect the first run
+  EXPECT_TRUE(runtime_->tcp_connects("c1", runtime_->node("n1").address, 7001, 1000ms));
   other->destroy();
   EXPECT_TRUE(namespaces_of_run(other_state.run_id()).empty());
   EXPECT_EQ(namespaces_of_run(state_->run_id()).size(), 3u);
@@ -181,11 +185,10 @@ TEST_F(NetnsRuntimeTest, CleanAfterControllerSigkillLeavesNothing) {
     state->add_path(run_dir);
     auto* runtime = make_runtime("netns", id, *state).release();
     runtime->create({"n1", "c1"});
-    auto* supervisor = new Supervisor(*runtime, *state);
     // A grandchild does not inherit PDEATHSIG: only clean can end it.
     ProcessSpec spec{"n1", "server", {"sh", "-c", "sleep 60 & echo $! > " + (run_dir / "gc").string() + "; wait"},
-                     {}, run_dir / "nodes/n1/server.log", {}};
-    int pids[2] = {supervisor->spawn(spec).pid(), 0};
+                     {}, run_dir / "nodes/n1/server.log", {}, {}};
+    int pids[2] = {runtime->spawn(spec).pid(), 0};
     testing::eventually([&] { return testing::file_has_content(run_dir / "gc"); });
     pids[1] = std::stoi(testing::read_text(run_dir / "gc"));
     [[maybe_unused]] auto n = ::write(report[1], pids, sizeof pids);

@@ -1,4 +1,6 @@
-#include "platform/supervisor.h"
+// Processes started through Runtime::spawn (the Supervisor behind it), under the local
+// runtime: logs, groups, signals, pauses, crashes, readiness, the spec decorator.
+#include "platform/runtime.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -26,25 +28,24 @@ bool gone(int pid) {
   return s == '\0' || s == 'Z';
 }
 
-class SupervisorTest : public ::testing::Test {
+class ProcessTest : public ::testing::Test {
  protected:
   void SetUp() override { runtime_->create({"n1", "c1"}); }
 
   ProcessSpec shell(const std::string& script, const std::string& name = "sh") {
-    return {"n1", name, {"sh", "-c", script}, {}, tmp_.path() / "nodes/n1" / (name + ".log"), {}};
+    return {"n1", name, {"sh", "-c", script}, {}, tmp_.path() / "nodes/n1" / (name + ".log"), {}, {}};
   }
 
   testing::TempDir tmp_;
   RunState state_{RunState::new_run_id()};
   std::unique_ptr<Runtime> runtime_ = make_runtime("local", state_.run_id(), state_);
-  Supervisor supervisor_{*runtime_, state_};
 };
 
-TEST_F(SupervisorTest, LogsOutputAndRecordsTheGroupUntilStopped) {
+TEST_F(ProcessTest, LogsOutputAndRecordsTheGroupUntilStopped) {
   ProcessSpec spec = shell("echo hi from $NODE_NAME in $(pwd); sleep 30");
   spec.env = {{"NODE_NAME", "n1"}};
   spec.cwd = tmp_.path();
-  Process& p = supervisor_.spawn(spec);
+  Process& p = runtime_->spawn(spec);
   EXPECT_TRUE(eventually([&] {
     return read_text(spec.log).find("hi from n1 in " + tmp_.path().string()) != std::string::npos;
   })) << read_text(spec.log);
@@ -61,18 +62,18 @@ TEST_F(SupervisorTest, LogsOutputAndRecordsTheGroupUntilStopped) {
   p.stop(1000ms);  // idempotent
 }
 
-TEST_F(SupervisorTest, LogIsAppendedNotTruncated) {
+TEST_F(ProcessTest, LogIsAppendedNotTruncated) {
   ProcessSpec spec = shell("echo second");
   std::filesystem::create_directories(spec.log.parent_path());
   { std::ofstream(spec.log) << "first\n"; }
-  Process& p = supervisor_.spawn(spec);
+  Process& p = runtime_->spawn(spec);
   ASSERT_TRUE(eventually([&] { return !p.alive(); }));
   EXPECT_EQ(read_text(spec.log), "first\nsecond\n");
   EXPECT_EQ(p.exit_status(), 0);
 }
 
-TEST_F(SupervisorTest, SignalStopsAndContinuesTheProcess) {
-  Process& p = supervisor_.spawn(shell("sleep 30"));
+TEST_F(ProcessTest, SignalStopsAndContinuesTheProcess) {
+  Process& p = runtime_->spawn(shell("sleep 30"));
   ASSERT_TRUE(eventually([&] { return os::process_state(p.pid()) == 'S'; }));
   p.signal(SIGSTOP);
   EXPECT_TRUE(eventually([&] { return os::process_state(p.pid()) == 'T'; }));
@@ -80,10 +81,10 @@ TEST_F(SupervisorTest, SignalStopsAndContinuesTheProcess) {
   EXPECT_TRUE(eventually([&] { return os::process_state(p.pid()) == 'S'; }));
 }
 
-TEST_F(SupervisorTest, StopKillsTheWholeGroupEvenWhenItIgnoresSigterm) {
+TEST_F(ProcessTest, StopKillsTheWholeGroupEvenWhenItIgnoresSigterm) {
   // The grandchild inherits the ignored SIGTERM, so only the group SIGKILL can end it.
   ProcessSpec spec = shell("trap '' TERM; sleep 60 & echo grandchild=$!; wait");
-  Process& p = supervisor_.spawn(spec);
+  Process& p = runtime_->spawn(spec);
   int grandchild = 0;
   ASSERT_TRUE(eventually([&] {
     auto log = read_text(spec.log);
@@ -99,11 +100,11 @@ TEST_F(SupervisorTest, StopKillsTheWholeGroupEvenWhenItIgnoresSigterm) {
   EXPECT_TRUE(gone(grandchild));
 }
 
-TEST_F(SupervisorTest, MissingBinaryIsAnErrorNamingIt) {
+TEST_F(ProcessTest, MissingBinaryIsAnErrorNamingIt) {
   ProcessSpec spec = shell("");
   spec.argv = {"fc-no-such-binary-xyz", "--flag"};
   try {
-    supervisor_.spawn(spec);
+    runtime_->spawn(spec);
     FAIL() << "spawn of a missing binary did not throw";
   } catch (const HarnessError& e) {
     EXPECT_NE(std::string(e.what()).find("fc-no-such-binary-xyz"), std::string::npos) << e.what();
@@ -111,14 +112,14 @@ TEST_F(SupervisorTest, MissingBinaryIsAnErrorNamingIt) {
   EXPECT_TRUE(state_.snapshot()["process_groups"].empty());
 }
 
-TEST_F(SupervisorTest, ExecFailureComesBackNamingTheBinary) {
+TEST_F(ProcessTest, ExecFailureComesBackNamingTheBinary) {
   auto bogus = tmp_.path() / "not-a-program";
   { std::ofstream(bogus) << "\x7f" "ELF garbage"; }
   std::filesystem::permissions(bogus, std::filesystem::perms::owner_all);
   ProcessSpec spec = shell("");
   spec.argv = {bogus.string()};
   try {
-    supervisor_.spawn(spec);
+    runtime_->spawn(spec);
     FAIL() << "exec of a broken binary did not throw";
   } catch (const HarnessError& e) {
     std::string what = e.what();
@@ -128,16 +129,16 @@ TEST_F(SupervisorTest, ExecFailureComesBackNamingTheBinary) {
   EXPECT_TRUE(state_.snapshot()["process_groups"].empty());
 }
 
-TEST_F(SupervisorTest, UnknownNodeIsAnError) {
+TEST_F(ProcessTest, UnknownNodeIsAnError) {
   ProcessSpec spec = shell("true");
   spec.node = "n7";
-  EXPECT_THROW(supervisor_.spawn(spec), HarnessError);
+  EXPECT_THROW(runtime_->spawn(spec), HarnessError);
 }
 
-TEST_F(SupervisorTest, WaitReadyQuotesTheLogWhenTheProcessDies) {
-  Process& p = supervisor_.spawn(shell("echo 'FATAL: bad config line 3'; exit 3", "server"));
+TEST_F(ProcessTest, WaitReadyQuotesTheLogWhenTheProcessDies) {
+  Process& p = runtime_->spawn(shell("echo 'FATAL: bad config line 3'; exit 3", "server"));
   try {
-    supervisor_.wait_ready(p, [] { return false; }, 5000ms);
+    runtime_->wait_ready(p, [] { return false; }, 5000ms);
     FAIL() << "wait_ready did not throw";
   } catch (const HarnessError& e) {
     std::string what = e.what();
@@ -146,11 +147,11 @@ TEST_F(SupervisorTest, WaitReadyQuotesTheLogWhenTheProcessDies) {
   }
 }
 
-TEST_F(SupervisorTest, WaitReadyTimesOut) {
-  Process& p = supervisor_.spawn(shell("echo starting; sleep 30", "slow"));
+TEST_F(ProcessTest, WaitReadyTimesOut) {
+  Process& p = runtime_->spawn(shell("echo starting; sleep 30", "slow"));
   auto start = std::chrono::steady_clock::now();
   try {
-    supervisor_.wait_ready(p, [] { return false; }, 300ms);
+    runtime_->wait_ready(p, [] { return false; }, 300ms);
     FAIL() << "wait_ready did not time out";
   } catch (const HarnessError& e) {
     EXPECT_NE(std::string(e.what()).find("not ready after 300 ms"), std::string::npos) << e.what();
@@ -159,14 +160,14 @@ TEST_F(SupervisorTest, WaitReadyTimesOut) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);
 }
 
-TEST_F(SupervisorTest, WaitReadyReturnsOnceReady) {
-  Process& p = supervisor_.spawn(shell("sleep 30"));
+TEST_F(ProcessTest, WaitReadyReturnsOnceReady) {
+  Process& p = runtime_->spawn(shell("sleep 30"));
   int polls = 0;
-  supervisor_.wait_ready(p, [&] { return ++polls == 3; }, 5000ms);
+  runtime_->wait_ready(p, [&] { return ++polls == 3; }, 5000ms);
   EXPECT_EQ(polls, 3);
 }
 
-TEST_F(SupervisorTest, TcpConnectsSeesAListener) {
+TEST_F(ProcessTest, TcpConnectsSeesAListener) {
   int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
@@ -176,24 +177,73 @@ TEST_F(SupervisorTest, TcpConnectsSeesAListener) {
   ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
   ASSERT_EQ(::listen(fd, 4), 0);
   std::uint16_t port = ntohs(addr.sin_port);
-  EXPECT_TRUE(supervisor_.tcp_connects("c1", "127.0.0.1", port, 500ms));
+  EXPECT_TRUE(runtime_->tcp_connects("c1", "127.0.0.1", port, 500ms));
   ::close(fd);
-  EXPECT_FALSE(supervisor_.tcp_connects("c1", "127.0.0.1", port, 500ms));
-  EXPECT_THROW(supervisor_.tcp_connects("c1", "localhost", port, 500ms), HarnessError);
+  EXPECT_FALSE(runtime_->tcp_connects("c1", "127.0.0.1", port, 500ms));
+  EXPECT_THROW(runtime_->tcp_connects("c1", "localhost", port, 500ms), HarnessError);
 }
 
-TEST_F(SupervisorTest, DestructorStopsEverything) {
+TEST_F(ProcessTest, DestroyStopsEverything) {
   int pid = 0;
   {
-    Supervisor inner(*runtime_, state_);
-    pid = inner.spawn(shell("sleep 30")).pid();
+    auto inner = make_runtime("local", state_.run_id(), state_);
+    inner->create({"n1"});
+    pid = inner->spawn(shell("sleep 30")).pid();
     ASSERT_FALSE(gone(pid));
   }
   EXPECT_TRUE(gone(pid));
+  pid = runtime_->spawn(shell("sleep 30")).pid();
+  runtime_->destroy();
+  EXPECT_TRUE(gone(pid));
+}
+
+TEST_F(ProcessTest, PauseWaitsUntilStoppedAndIsKnownDeliberate) {
+  // Two threads: pause() must wait for every thread of the group, not just the leader.
+  Process& p = runtime_->spawn(shell("sleep 30 & sleep 30; wait"));
+  ASSERT_TRUE(eventually([&] { return os::group_members(p.pid()).size() == 3; }));
+  EXPECT_FALSE(p.paused());
+  p.pause();
+  EXPECT_TRUE(p.paused());
+  for (int pid : os::group_members(p.pid())) EXPECT_EQ(os::process_state(pid), 'T') << pid;
+  p.resume();
+  EXPECT_FALSE(p.paused());
+  EXPECT_TRUE(eventually([&] { return os::process_state(p.pid()) == 'S'; }));
+}
+
+TEST_F(ProcessTest, CrashIsAnExpectedExitAndOtherExitsAreNot) {
+  Process& crashed = runtime_->spawn(shell("sleep 30"));
+  Process& died = runtime_->spawn(shell("exit 4", "dies"));
+  EXPECT_FALSE(crashed.exit_expected());
+  crashed.crash();
+  EXPECT_TRUE(crashed.exit_expected());
+  EXPECT_FALSE(crashed.alive());
+  EXPECT_EQ(crashed.describe_exit(), "was killed by signal 9");
+  ASSERT_TRUE(eventually([&] { return !died.alive(); }));
+  EXPECT_FALSE(died.exit_expected());
+  EXPECT_EQ(died.describe_exit(), "exited with code 4");
+  Process& stopped = runtime_->spawn(shell("sleep 30"));
+  stopped.stop(1000ms);
+  EXPECT_TRUE(stopped.exit_expected());
+  EXPECT_EQ(runtime_->processes().size(), 3u);
+}
+
+TEST_F(ProcessTest, TheDecoratorSeesEverySpecAndPreloadsGoFirst) {
+  runtime_->set_spec_decorator([](ProcessSpec& spec) {
+    spec.env["DECORATED"] = spec.node;
+    spec.preload.push_back("/nonexistent/libfirst.so");
+  });
+  ProcessSpec spec = shell("echo \"$DECORATED|$LD_PRELOAD\"");
+  spec.env["LD_PRELOAD"] = "/nonexistent/libtheirs.so";
+  Process& p = runtime_->spawn(spec);
+  ASSERT_TRUE(eventually([&] { return !p.alive(); }));
+  // The dynamic loader complains about the missing libraries on stderr; the echo comes last.
+  EXPECT_NE(read_text(spec.log).find("n1|/nonexistent/libfirst.so:/nonexistent/libtheirs.so\n"),
+            std::string::npos)
+      << read_text(spec.log);
 }
 
 // If the controller is SIGKILLed, its children die with it (PR_SET_PDEATHSIG).
-TEST(SupervisorDeathTest, ChildrenDieWithTheController) {
+TEST(ProcessDeathTest, ChildrenDieWithTheController) {
   testing::TempDir tmp;
   std::string id = RunState::new_run_id();
   int report[2];
@@ -202,9 +252,7 @@ TEST(SupervisorDeathTest, ChildrenDieWithTheController) {
     auto* state = new RunState(id);
     auto runtime = make_runtime("local", id, *state).release();
     runtime->create({"n1"});
-    auto* supervisor = new Supervisor(*runtime, *state);
-    int pid = supervisor->spawn({"n1", "sleep", {"sleep", "60"}, {}, tmp.path() / "sleep.log", {}})
-                  .pid();
+    int pid = runtime->spawn({"n1", "sleep", {"sleep", "60"}, {}, tmp.path() / "sleep.log", {}, {}}).pid();
     [[maybe_unused]] auto n = ::write(report[1], &pid, sizeof pid);
     ::pause();
   });

@@ -1,0 +1,55 @@
+// DaemonServer: the LockServer of every backend whose server is one daemon process per
+// node (redis, the redlock masters, a ZooKeeper ensemble, etcd). A backend says how to
+// configure a node, which process to run there and how to tell it is ready; this class
+// does the rest of the role — start, stop, crash, pause, resume, logs — the same way for
+// all of them.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "backends/lock_server.h"
+
+namespace fencecheck {
+
+class DaemonServer : public LockServer {
+ public:
+  DaemonServer(std::vector<std::string> nodes, std::chrono::milliseconds ready_timeout);
+
+  void setup(Runtime& runtime, const std::filesystem::path& nodes_dir) override;
+  const std::vector<std::string>& nodes() const override { return nodes_; }
+  void start(const std::string& node) override;
+  void stop(const std::string& node) override;
+  void kill(const std::string& node) override;
+  void pause(const std::string& node) override;
+  void resume(const std::string& node) override;
+  bool running(const std::string& node) override;
+  std::vector<Process*> processes(const std::string& node) override;
+  std::vector<std::filesystem::path> log_files(const std::string& node) const override;
+  void teardown() noexcept override;
+
+ protected:
+  // Called once per node by setup(), before any start: write config files into dir
+  // (nodes_dir/<node>, created) and remember the node's address and port. Throws
+  // HarnessError naming the file when it cannot write.
+  virtual void configure(Runtime& runtime, const std::string& node,
+                         const std::filesystem::path& dir) = 0;
+  // The daemon to run on node (log, cwd and argv; env optional).
+  virtual ProcessSpec daemon(const std::string& node) const = 0;
+  // True once the node's daemon answers its protocol. Called from the controller's
+  // thread; use Runtime::run_in to probe from inside the node's network.
+  virtual bool ready(Runtime& runtime, const std::string& node) = 0;
+
+  Runtime& runtime() const;
+
+ private:
+  Process* current(const std::string& node);  // nullptr when stopped
+  std::vector<std::string> nodes_;
+  std::chrono::milliseconds ready_timeout_;
+  Runtime* runtime_ = nullptr;
+  std::map<std::string, Process*> running_;
+};
+
+}  // namespace fencecheck

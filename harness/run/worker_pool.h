@@ -1,0 +1,70 @@
+// WorkerPool: the client workers of a run — one `fencecheck worker` process per client
+// node, driven over a Unix socket in the run's private control directory — and the
+// NodeProcesses capability the nemesis uses on client nodes.
+//
+// start() spawns a node's worker, waits for its socket and sets it up (lock client of the
+// backend, stub of the resource); kill() crashes it (an expected exit) and start() brings
+// up a fresh one. Sessions look the current worker up by node for every op, so a restarted
+// worker is used at once. Thread-safe. The Runtime must outlive the pool.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/control/worker_handle.h"
+#include "nemesis/nemesis.h"
+#include "platform/runtime.h"
+
+namespace fencecheck {
+
+struct WorkerSetup {
+  std::filesystem::path exe;          // the fencecheck binary
+  std::filesystem::path control_dir;  // 0700 directory for the sockets
+  std::filesystem::path nodes_dir;    // logs go to nodes_dir/<node>/worker.log
+  std::string backend;
+  nlohmann::json client_config;
+  std::string resource_address;
+};
+
+class WorkerPool final : public NodeProcesses {
+ public:
+  WorkerPool(Runtime& runtime, WorkerSetup setup, std::vector<std::string> nodes);
+  ~WorkerPool() override;
+
+  // Starts every node's worker. Throws HarnessError naming the node, with its log tail.
+  void start_all();
+  // The node's current worker; nullptr while it is down (killed, not started again).
+  std::shared_ptr<WorkerHandle> handle(const std::string& node) const;
+  Process* process(const std::string& node) const;  // nullptr while down
+  // Asks every worker to exit (up to timeout each); the Runtime stops what remains.
+  void shutdown_all(std::chrono::milliseconds timeout);
+
+  // NodeProcesses
+  std::vector<std::string> nodes() const override { return nodes_; }
+  void pause(const std::string& node) override;
+  void resume(const std::string& node) override;
+  void kill(const std::string& node) override;
+  void start(const std::string& node) override;
+
+ private:
+  struct Worker {
+    Process* process = nullptr;
+    std::shared_ptr<WorkerHandle> handle;
+  };
+  Worker current(const std::string& node) const;
+
+  Runtime& runtime_;
+  const WorkerSetup setup_;
+  const std::vector<std::string> nodes_;
+  mutable std::mutex mu_;
+  std::map<std::string, Worker> workers_;
+};
+
+}  // namespace fencecheck

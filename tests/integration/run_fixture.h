@@ -1,0 +1,123 @@
+// The fixture of the `fencecheck run` integration tests: a temporary store, the real
+// binary run to completion or spawned as a child to be signalled, and lookups of the
+// processes a run started. As root the runs use network namespaces; otherwise local.
+#pragma once
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/support/command.h"
+
+namespace fencecheck::testing {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+class RunTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (::system("command -v redis-server >/dev/null 2>&1 || test -x /usr/bin/redis-server") != 0) {
+      // In CI the servers must be there: a suite that skips itself would pass vacuously.
+      if (std::getenv("CI") != nullptr) FAIL() << "redis-server is not installed (CI must run scripts/setup.sh)";
+      GTEST_SKIP() << "redis-server is not installed (scripts/setup.sh installs it)";
+    }
+    char tmpl[] = "/tmp/fc-run-test-XXXXXX";
+    store_ = ::mkdtemp(tmpl);
+  }
+  void TearDown() override {
+    if (!store_.empty()) fs::remove_all(store_);
+  }
+
+  CommandResult run(const std::string& args) {
+    return run_command("timeout 300 " + std::string(FENCECHECK_BIN) + " run --store " + store_ + " " + args);
+  }
+  // Starts `fencecheck run --store <store> ARGS…` as a child (output in the store's
+  // controller.log) and returns its pid, for tests that signal the controller.
+  pid_t spawn_run(std::vector<std::string> args) const {
+    args.insert(args.begin(), {FENCECHECK_BIN, "run", "--store", store_});
+    pid_t pid = ::fork();
+    if (pid == 0) {
+      std::string out = store_ + "/controller.log";
+      ::freopen(out.c_str(), "w", stdout);
+      ::dup2(STDOUT_FILENO, STDERR_FILENO);
+      std::vector<char*> argv;
+      for (auto& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      ::execv(FENCECHECK_BIN, argv.data());
+      ::_exit(127);
+    }
+    return pid;
+  }
+  fs::path latest() const { return fs::canonical(fs::path(store_) / "latest"); }
+  // The run directory of the (single) run in the store, once it exists.
+  fs::path run_dir() const {
+    std::error_code ec;
+    for (const auto& f : fs::recursive_directory_iterator(store_, ec)) {
+      if (f.path().filename() == "config.json") return f.path().parent_path();
+    }
+    return {};
+  }
+  std::size_t history_lines_containing(const std::string& text) const {
+    std::ifstream in(run_dir() / "history.jsonl");
+    std::size_t n = 0;
+    for (std::string line; std::getline(in, line);) n += line.find(text) != std::string::npos;
+    return n;
+  }
+  // Waits (up to 20 s) until the run's history has a line containing `text`.
+  bool wait_for_history(const std::string& text, std::size_t count = 1) const {
+    for (int i = 0; i < 400; ++i) {
+      if (!run_dir().empty() && history_lines_containing(text) >= count) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return false;
+  }
+  // The pid of the controller's child whose command line contains `text` (0 if none).
+  static pid_t child_with(pid_t controller, const std::string& text) {
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator("/proc", ec)) {
+      std::string name = entry.path().filename().string();
+      if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+      std::ifstream stat(entry.path() / "stat");
+      std::string line;
+      std::getline(stat, line);
+      auto close = line.rfind(')');
+      if (close == std::string::npos) continue;
+      int ppid = 0;
+      char state = 0;
+      std::sscanf(line.c_str() + close + 1, " %c %d", &state, &ppid);
+      if (ppid != controller) continue;
+      std::ifstream cmd(entry.path() / "cmdline");
+      std::string argv((std::istreambuf_iterator<char>(cmd)), std::istreambuf_iterator<char>());
+      for (char& c : argv) c = c == '\0' ? ' ' : c;
+      if (argv.find(text) != std::string::npos) return std::stoi(name);
+    }
+    return 0;
+  }
+  std::string controller_log() const {
+    std::ifstream in(store_ + "/controller.log");
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  }
+  static int exit_code(pid_t pid) {
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+  json results() const { return json::parse(std::ifstream(latest() / "results.json")); }
+
+  std::string store_;
+};
+
+}  // namespace fencecheck::testing
