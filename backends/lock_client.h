@@ -34,6 +34,7 @@ struct LockResult {
   Outcome outcome = Outcome::kFail;
   std::optional<Grant> grant;  // set exactly when an acquire is kOk
   std::string error;
+  bool not_sent = false;  // kFail only: no connection, nothing reached the service
 };
 
 class LockClient {

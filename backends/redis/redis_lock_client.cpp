@@ -22,9 +22,9 @@ end
 return 0
 )lua";
 
-LockResult fail(std::string error) { return {Outcome::kFail, std::nullopt, std::move(error)}; }
+LockResult fail(std::string error) { return {Outcome::kFail, std::nullopt, std::move(error), false}; }
 LockResult unknown(std::string error) {
-  return {Outcome::kUnknown, std::nullopt, std::move(error)};
+  return {Outcome::kUnknown, std::nullopt, std::move(error), false};
 }
 
 // Maps a command that produced no usable reply to an outcome; nullopt when it has a reply
@@ -32,7 +32,7 @@ LockResult unknown(std::string error) {
 std::optional<LockResult> transport_outcome(const RedisCommandResult& r) {
   switch (r.status) {
     case RedisCommandResult::Status::kNotSent:
-      return fail(r.error);
+      return LockResult{Outcome::kFail, std::nullopt, r.error, /*not_sent=*/true};
     case RedisCommandResult::Status::kLost:
       return unknown(r.error);
     case RedisCommandResult::Status::kReply:
@@ -108,14 +108,14 @@ LockResult RedisLockClient::acquire(const std::string& key, std::chrono::millise
     // The script ran and may have taken the lock; we cannot tell the token.
     return unknown("unexpected reply type " + std::to_string(r.reply->type) + " to acquire");
   }
-  return {Outcome::kOk, Grant{key, r.reply->integer, std::move(owner)}, ""};
+  return {Outcome::kOk, Grant{key, r.reply->integer, std::move(owner)}, "", false};
 }
 
 LockResult RedisLockClient::release(const Grant& g) {
   RedisCommandResult r = conn_.command({"EVAL", kReleaseScript, "1", g.key, g.owner});
   if (auto outcome = transport_outcome(r)) return *outcome;
   if (r.reply->type == REDIS_REPLY_INTEGER && r.reply->integer == 1) {
-    return {Outcome::kOk, std::nullopt, ""};
+    return {Outcome::kOk, std::nullopt, "", false};
   }
   if (r.reply->type == REDIS_REPLY_INTEGER && r.reply->integer == 0) return fail("not held");
   return unknown("unexpected reply type " + std::to_string(r.reply->type) + " to release");

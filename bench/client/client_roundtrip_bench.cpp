@@ -60,12 +60,12 @@ void BM_AcquireRelease(benchmark::State& state) {
   WorkerHandle& w = *rig().handles.at(static_cast<std::size_t>(state.thread_index()));
   const std::string key = "bench-" + std::to_string(state.thread_index());
   for (auto _ : state) {
-    WorkerHandle::Completion a = w.invoke("acquire", key, "null", 10s, 2s);
+    WorkerHandle::Completion a = w.invoke(OpFn::kAcquire, key, nullptr, 10s, 2s);
     if (a.type != OpType::kOk) {
       state.SkipWithError(("acquire failed: " + a.error).c_str());
       break;
     }
-    WorkerHandle::Completion r = w.invoke("release", key, a.value_json, 0ms, 2s);
+    WorkerHandle::Completion r = w.invoke(OpFn::kRelease, key, a.ok_value, 0ms, 2s);
     if (r.type != OpType::kOk) {
       state.SkipWithError(("release failed: " + r.error).c_str());
       break;

@@ -2,7 +2,8 @@
 
 #include <grpcpp/grpcpp.h>
 
-#include "platform/runtime.h"
+#include "harness/control/op_codec.h"
+#include "platform/errors.h"
 #include "proto/worker.grpc.pb.h"
 
 namespace fencecheck {
@@ -10,26 +11,6 @@ namespace {
 
 std::chrono::system_clock::time_point after(std::chrono::milliseconds d) {
   return std::chrono::system_clock::now() + d;
-}
-
-// Values the invoke value carries are the worker's business; the controller only checks
-// that what comes back is the right shape for the history.
-WorkerHandle::Completion from_reply(const proto::InvokeReply& r) {
-  WorkerHandle::Completion c;
-  switch (r.type()) {
-    case proto::InvokeReply::OK:
-      c.type = OpType::kOk;
-      break;
-    case proto::InvokeReply::FAIL:
-      c.type = OpType::kFail;
-      break;
-    default:
-      c.type = OpType::kInfo;
-      break;
-  }
-  c.value_json = r.value_json().empty() ? "null" : r.value_json();
-  c.error = r.error();
-  return c;
 }
 
 }  // namespace
@@ -78,27 +59,44 @@ void WorkerHandle::setup(const std::string& backend, const nlohmann::json& clien
   }
 }
 
-WorkerHandle::Completion WorkerHandle::invoke(const std::string& f, const std::string& key,
-                                              const std::string& value_json,
+WorkerHandle::Completion WorkerHandle::invoke(OpFn f, const std::string& key,
+                                              const nlohmann::json& invoke_value,
                                               std::chrono::milliseconds ttl,
                                               std::chrono::milliseconds deadline) {
+  Completion c;
   proto::InvokeRequest req;
-  req.set_f(f);
-  req.set_key(key);
-  req.set_value_json(value_json);
-  req.set_ttl_ms(ttl.count());
+  try {
+    req = encode_invoke(f, key, invoke_value, ttl);
+  } catch (const std::exception& e) {
+    return Completion{OpType::kFail, nullptr, std::string("bad ") + std::string(to_string(f)) + ": " + e.what(), true};
+  }
   proto::InvokeReply reply;
   grpc::ClientContext ctx;
   ctx.set_deadline(after(deadline));
   grpc::Status st = impl_->stub->Invoke(&ctx, req, &reply);
-  if (st.ok()) return from_reply(reply);
-  Completion c;
-  c.type = OpType::kInfo;
-  // release and write completions repeat their invoke value, even when unknown.
-  c.value_json = (f == "release" || f == "write") ? value_json : "null";
-  c.error = st.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED
-                ? "timeout"
-                : "worker unreachable: " + st.error_message();
+  if (!st.ok()) {
+    c.error = st.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED
+                  ? "timeout"
+                  : "worker unreachable: " + st.error_message();
+    return c;  // info: the worker may have run it
+  }
+  c.error = reply.error();
+  switch (reply.type()) {
+    case proto::InvokeReply::OK:
+      try {
+        c.ok_value = decode_ok_value(f, reply);
+        c.type = OpType::kOk;
+      } catch (const std::exception& e) {
+        c.error = std::string("the worker's reply is malformed: ") + e.what();
+      }
+      break;
+    case proto::InvokeReply::FAIL:
+      c.type = OpType::kFail;
+      c.not_sent = reply.not_sent();
+      break;
+    default:
+      break;
+  }
   return c;
 }
 

@@ -36,12 +36,15 @@ class WorkerHandle {
 
   struct Completion {
     OpType type = OpType::kInfo;  // kOk, kFail or kInfo
-    std::string value_json = "null";
+    nlohmann::json ok_value;      // kOk: what an acquire or read returned (op_codec.h)
     std::string error;
+    bool not_sent = false;        // kFail: nothing reached the service (unreachable)
   };
-  // f: acquire|release|read|write; value_json: the history's invoke value; ttl: acquire's
-  // lease. Returns within `deadline` (plus scheduling noise).
-  Completion invoke(const std::string& f, const std::string& key, const std::string& value_json,
+  // Runs op f on key; invoke_value is the history's invoke value (an op whose value has the
+  // wrong shape completes kFail, never sent); ttl: an acquire's lease. Returns within
+  // `deadline` (plus scheduling noise). A worker that breaks the protocol (a malformed
+  // reply) gives kInfo: the op may have happened.
+  Completion invoke(OpFn f, const std::string& key, const nlohmann::json& invoke_value,
                     std::chrono::milliseconds ttl, std::chrono::milliseconds deadline);
 
   // Asks the worker to exit. True if it acknowledged within timeout; false otherwise (the

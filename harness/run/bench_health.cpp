@@ -94,9 +94,11 @@ void BenchHealth::finish(Nanos end) {
   if (s.total.ok == 0) {
     add_locked("no client op succeeded during the test (" + std::to_string(done) +
                " completed, none ok): nothing was tested");
-  } else if (s.total.ok * 5 < done) {
-    warnings_.push_back("only " + std::to_string(s.total.ok) + " of " + std::to_string(done) +
-                        " client ops succeeded: most could not be carried out");
+  } else if (2 * (s.not_sent + s.total.info) > done) {
+    warnings_.push_back(std::to_string(s.not_sent) + " of " + std::to_string(done) +
+                        " client ops could not even be attempted (the service was unreachable) and " +
+                        std::to_string(s.total.info) + " ended with an unknown outcome: most of the "
+                        "test did not exercise the lock service");
   }
 }
 
@@ -116,6 +118,7 @@ nlohmann::json BenchHealth::to_json() const {
           {"warnings", warnings_},
           {"processes_died", died_},
           {"ops", tally_json(s.total)},
+          {"ops_not_sent", s.not_sent},
           {"ops_by_f", by_f},
           {"longest_without_ok_s", static_cast<double>(gap) / 1e9},
           {"longest_without_ok_ended_at_s", static_cast<double>(gap_end) / 1e9}};

@@ -44,7 +44,8 @@ class BenchHealth {
   void client_stopped(const std::string& node, const std::string& reason);
 
   // Ends the watch at `end` (ns since t0): a test in which no client op succeeded at all
-  // is a problem; one in which most ops failed or were unknown gets a warning.
+  // is a problem; one in which most ops never reached the service or ended unknown gets a
+  // warning (a refused acquire is the lock working, not a failure of the bench).
   void finish(Nanos end);
 
   bool sound() const;

@@ -2,6 +2,8 @@
 
 #include <thread>
 
+#include "checkers/ops.h"
+
 namespace fencecheck {
 
 using std::chrono::milliseconds;
@@ -16,20 +18,9 @@ OpResult WorkerSession::invoke(OpFn f, const std::string& key, const nlohmann::j
   if (!worker) return OpResult{OpType::kFail, nullptr, "the test is ending"};  // nothing sent
 
   shared_.history.record(process_, OpType::kInvoke, f, key, value, node_);
-  WorkerHandle::Completion c =
-      worker->invoke(std::string(to_string(f)), key, value.dump(), shared_.ttl, shared_.op_timeout);
-  OpResult r{c.type, nullptr, c.error};
-  if (f == OpFn::kRelease || f == OpFn::kWrite || f == OpFn::kCas) {
-    r.value = value;  // completions repeat the invoke's value (DESIGN.md)
-  } else if (c.type == OpType::kOk) {
-    r.value = nlohmann::json::parse(c.value_json, nullptr, /*allow_exceptions=*/false);
-    if (r.value.is_discarded()) {
-      r = OpResult{OpType::kInfo, nullptr, "worker returned malformed JSON: " + c.value_json};
-    } else if (f == OpFn::kAcquire && !(r.value.is_object() && r.value.contains("token"))) {
-      r = OpResult{OpType::kInfo, nullptr, "worker returned an acquire value without a token"};
-    }
-  }
-  shared_.history.record(process_, r.type, f, key, r.value, node_, r.error);
+  WorkerHandle::Completion c = worker->invoke(f, key, value, shared_.ttl, shared_.op_timeout);
+  OpResult r{c.type, completion_value(f, c.type, value, c.ok_value), c.error};
+  shared_.history.record(process_, r.type, f, key, r.value, node_, r.error, c.not_sent);
   if (r.type == OpType::kInfo) {
     process_ = shared_.next_process++;
     after_info(r);

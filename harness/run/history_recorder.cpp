@@ -28,7 +28,7 @@ std::int64_t HistoryRecorder::monotonic_ns() {
 
 void HistoryRecorder::record(std::int64_t process, OpType type, OpFn f, const std::string& key,
                              const nlohmann::json& value, const std::string& node,
-                             const std::string& error) {
+                             const std::string& error, bool not_sent) {
   std::lock_guard lock(mu_);
   nlohmann::ordered_json line = stamp_locked();
   line["process"] = process;
@@ -39,10 +39,10 @@ void HistoryRecorder::record(std::int64_t process, OpType type, OpFn f, const st
   line["node"] = node;
   if (!error.empty()) line["error"] = error;
   write_locked(line);
-  count_locked(type, f, line["time"].get<Nanos>());
+  count_locked(type, f, line["time"].get<Nanos>(), not_sent);
 }
 
-void HistoryRecorder::count_locked(OpType type, OpFn f, Nanos time) {
+void HistoryRecorder::count_locked(OpType type, OpFn f, Nanos time, bool not_sent) {
   if (type == OpType::kInvoke) {
     if (stats_.first_invoke < 0) stats_.first_invoke = time;
     return;
@@ -59,7 +59,10 @@ void HistoryRecorder::count_locked(OpType type, OpFn f, Nanos time) {
       stats_.last_ok = time;
       break;
     }
-    case OpType::kFail: ++fail_, ++by_f.fail, ++stats_.total.fail; break;
+    case OpType::kFail:
+      ++fail_, ++by_f.fail, ++stats_.total.fail;
+      stats_.not_sent += not_sent;
+      break;
     case OpType::kInfo: ++info_, ++by_f.info, ++stats_.total.info; break;
     case OpType::kInvoke: break;
   }

@@ -25,6 +25,7 @@ struct HistoryStats {
   };
   std::map<std::string, Tally> by_f;  // "acquire" → counts
   Tally total;
+  std::uint64_t not_sent = 0;  // fails because the service could not even be reached
   Nanos first_invoke = -1;     // time of the first client invoke; -1 before it
   Nanos last_ok = -1;          // time of the last ok completion; -1 before it
   Nanos longest_ok_gap = 0;    // longest time from the first invoke or an ok to the next ok
@@ -39,8 +40,10 @@ class HistoryRecorder {
   HistoryRecorder(const HistoryRecorder&) = delete;
   HistoryRecorder& operator=(const HistoryRecorder&) = delete;
 
+  // not_sent: a fail because nothing reached the service (counted in HistoryStats).
   void record(std::int64_t process, OpType type, OpFn f, const std::string& key,
-              const nlohmann::json& value, const std::string& node, const std::string& error = "");
+              const nlohmann::json& value, const std::string& node, const std::string& error = "",
+              bool not_sent = false);
   void record_nemesis(const std::string& f, const nlohmann::json& value);
 
   // A consistent snapshot of the counts.
@@ -60,7 +63,7 @@ class HistoryRecorder {
   void write_locked(const nlohmann::ordered_json& line);
   std::filesystem::path path_;
   std::int64_t t0_;
-  void count_locked(OpType type, OpFn f, Nanos time);
+  void count_locked(OpType type, OpFn f, Nanos time, bool not_sent);
   mutable std::mutex mu_;
   std::FILE* file_ = nullptr;
   HistoryStats stats_;

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backends/registry.h"
+#include "harness/control/op_codec.h"
 #include "proto/resource.grpc.pb.h"
 
 namespace fencecheck {
@@ -24,55 +25,34 @@ namespace {
 
 using Reply = proto::InvokeReply;
 
-Reply make_reply(Reply::Type type, std::string value_json, std::string error = "") {
+Reply make_reply(Reply::Type type, std::string error = "", bool not_sent = false) {
   Reply r;
   r.set_type(type);
-  r.set_value_json(std::move(value_json));
   r.set_error(std::move(error));
+  r.set_not_sent(not_sent);
   return r;
 }
 
-// ok_value / other_value: the completion's value when ok / when fail or info (DESIGN.md:
-// acquire completes null unless ok; release repeats its invoke value).
-Reply from_lock_result(const LockResult& res, std::string ok_value, std::string other_value) {
+Reply from_lock_result(const LockResult& res) {
   switch (res.outcome) {
-    case Outcome::kOk:
-      return make_reply(Reply::OK, std::move(ok_value));
-    case Outcome::kFail:
-      return make_reply(Reply::FAIL, std::move(other_value), res.error);
-    case Outcome::kUnknown:
-      break;
+    case Outcome::kOk: return make_reply(Reply::OK);
+    case Outcome::kFail: return make_reply(Reply::FAIL, res.error, res.not_sent);
+    case Outcome::kUnknown: break;
   }
-  return make_reply(Reply::INFO, std::move(other_value), res.error);
+  return make_reply(Reply::INFO, res.error);
 }
 
 // A resource call that returned an error: FAIL only when gRPC could not connect at all,
 // because then nothing was sent; any other error may come after the server applied it.
-// value: the completion's value (null for read, the invoke value for write).
-Reply from_resource_error(const grpc::Status& s, const std::string& value) {
+Reply from_resource_error(const grpc::Status& s) {
   const std::string& msg = s.error_message();
   if (s.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
-    return make_reply(Reply::INFO, value, "timeout: the resource did not answer in time");
+    return make_reply(Reply::INFO, "timeout: the resource did not answer in time");
   }
-  if (s.error_code() == grpc::StatusCode::UNAVAILABLE &&
-      msg.find("failed to connect") != std::string::npos) {
-    return make_reply(Reply::FAIL, value, "resource unreachable: " + msg);
+  if (s.error_code() == grpc::StatusCode::UNAVAILABLE && msg.find("failed to connect") != std::string::npos) {
+    return make_reply(Reply::FAIL, "resource unreachable: " + msg, /*not_sent=*/true);
   }
-  return make_reply(Reply::INFO, value,
-                    "resource call failed (code " + std::to_string(s.error_code()) + "): " + msg);
-}
-
-std::optional<std::int64_t> token_of(const nlohmann::json& v) {
-  if (!v.is_object() || !v.contains("token") || v.at("token").is_null()) return std::nullopt;
-  if (!v.at("token").is_number_integer()) {
-    throw std::invalid_argument("\"token\" must be an integer or null, got " +
-                                v.at("token").dump());
-  }
-  return v.at("token").get<std::int64_t>();
-}
-
-nlohmann::json token_json(const std::optional<std::int64_t>& t) {
-  return t ? nlohmann::json(*t) : nlohmann::json(nullptr);
+  return make_reply(Reply::INFO, "resource call failed (code " + std::to_string(s.error_code()) + "): " + msg);
 }
 
 }  // namespace
@@ -118,69 +98,77 @@ void WorkerOps::setup(const proto::SetupRequest& req) {
 
 proto::InvokeReply WorkerOps::invoke(const proto::InvokeRequest& req) {
   std::shared_ptr<Session> s = session();
-  if (!s) return make_reply(Reply::FAIL, "null", "worker not set up: Setup must come first");
-  const std::string& f = req.f();
-  nlohmann::json value =
-      nlohmann::json::parse(req.value_json(), nullptr, /*allow_exceptions=*/false);
-  if (value.is_discarded()) {
-    return make_reply(Reply::FAIL, "null", "invoke value is not valid JSON: " + req.value_json());
-  }
+  if (!s) return make_reply(Reply::FAIL, "worker not set up: Setup must come first", true);
+  DecodedOp op;
   try {
-    if (f == "acquire") {
-      std::lock_guard<std::mutex> lock(s->lock_mu);
-      LockResult res = s->client->acquire(req.key(), std::chrono::milliseconds(req.ttl_ms()));
-      if (res.outcome != Outcome::kOk || !res.grant) return from_lock_result(res, "null", "null");
-      std::string ok_value = nlohmann::json{{"token", token_json(res.grant->token)}}.dump();
-      s->grants[req.key()] = *res.grant;
-      return from_lock_result(res, ok_value, "null");
-    }
-    if (f == "release") {
-      std::lock_guard<std::mutex> lock(s->lock_mu);
-      auto it = s->grants.find(req.key());
-      if (it == s->grants.end()) return make_reply(Reply::FAIL, req.value_json(), "not held");
-      LockResult res = s->client->release(it->second);
-      // A definite answer ends the grant either way; an unknown one keeps it so that a
-      // retried release can still try.
-      if (res.outcome != Outcome::kUnknown) s->grants.erase(it);
-      return from_lock_result(res, req.value_json(), req.value_json());
-    }
-    if (f == "read") {
-      proto::ReadRequest rr;
-      rr.set_key(req.key());
-      rr.set_client(s->node);
-      proto::ReadReply out;
-      grpc::ClientContext ctx;
-      ctx.set_deadline(std::chrono::system_clock::now() + resource_deadline_);
-      grpc::Status st = s->resource->Read(&ctx, rr, &out);
-      if (!st.ok()) return from_resource_error(st, "null");
-      return make_reply(Reply::OK, out.value_json());
-    }
-    if (f == "write") {
-      if (!value.is_object() || !value.contains("value")) {
-        return make_reply(Reply::FAIL, req.value_json(),
-                          "write value must be {\"token\": N|null, \"value\": X}, got " +
-                              req.value_json());
-      }
-      proto::WriteRequest wr;
-      wr.set_key(req.key());
-      if (auto t = token_of(value)) wr.set_token(*t);
-      wr.set_value_json(value.at("value").dump());
-      wr.set_client(s->node);
-      proto::WriteReply out;
-      grpc::ClientContext ctx;
-      ctx.set_deadline(std::chrono::system_clock::now() + resource_deadline_);
-      grpc::Status st = s->resource->Write(&ctx, wr, &out);
-      if (!st.ok()) return from_resource_error(st, req.value_json());
-      if (out.accepted()) return make_reply(Reply::OK, req.value_json());
-      return make_reply(Reply::FAIL, req.value_json(), "rejected by the resource: " + out.reason());
-    }
+    op = decode_invoke(req);
   } catch (const std::invalid_argument& e) {
-    const bool repeats_value = f == "release" || f == "write";
-    return make_reply(Reply::FAIL, repeats_value ? req.value_json() : "null",
-                      std::string("bad ") + f + " request: " + e.what());
+    return make_reply(Reply::FAIL, std::string("bad request: ") + e.what(), true);
   }
-  return make_reply(Reply::FAIL, "null",
-                    "unknown op \"" + f + "\" (expected acquire, release, read or write)");
+  switch (op.f) {
+    case OpFn::kAcquire: return acquire(*s, op);
+    case OpFn::kRelease: return release(*s, op);
+    case OpFn::kRead: return read(*s, op);
+    case OpFn::kWrite: return write(*s, op);
+    case OpFn::kCas:
+      return make_reply(Reply::FAIL, "cas: the fenced resource has no compare-and-set", true);
+    case OpFn::kNemesis: break;
+  }
+  return make_reply(Reply::FAIL, "unknown op", true);
+}
+
+proto::InvokeReply WorkerOps::acquire(Session& s, const DecodedOp& op) {
+  std::lock_guard<std::mutex> lock(s.lock_mu);
+  LockResult res = s.client->acquire(op.key, op.ttl);
+  Reply r = from_lock_result(res);
+  if (res.outcome == Outcome::kOk && res.grant) {
+    if (res.grant->token) r.mutable_granted()->set_token(*res.grant->token);
+    else r.mutable_granted();
+    s.grants[op.key] = *res.grant;
+  } else if (res.outcome == Outcome::kOk) {
+    r = make_reply(Reply::INFO, "the lock client reported ok without a grant");
+  }
+  return r;
+}
+
+proto::InvokeReply WorkerOps::release(Session& s, const DecodedOp& op) {
+  std::lock_guard<std::mutex> lock(s.lock_mu);
+  auto it = s.grants.find(op.key);
+  if (it == s.grants.end()) return make_reply(Reply::FAIL, "not held");
+  LockResult res = s.client->release(it->second);
+  // A definite answer ends the grant either way; an unknown one keeps it so that a
+  // retried release can still try.
+  if (res.outcome != Outcome::kUnknown) s.grants.erase(it);
+  return from_lock_result(res);
+}
+
+proto::InvokeReply WorkerOps::read(Session& s, const DecodedOp& op) {
+  proto::ReadRequest rr;
+  rr.set_key(op.key);
+  rr.set_client(s.node);
+  proto::ReadReply out;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + resource_deadline_);
+  grpc::Status st = s.resource->Read(&ctx, rr, &out);
+  if (!st.ok()) return from_resource_error(st);
+  Reply r = make_reply(Reply::OK);
+  r.mutable_read()->set_value_json(out.value_json());
+  return r;
+}
+
+proto::InvokeReply WorkerOps::write(Session& s, const DecodedOp& op) {
+  proto::WriteRequest wr;
+  wr.set_key(op.key);
+  if (op.token) wr.set_token(*op.token);
+  wr.set_value_json(op.value_json);
+  wr.set_client(s.node);
+  proto::WriteReply out;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + resource_deadline_);
+  grpc::Status st = s.resource->Write(&ctx, wr, &out);
+  if (!st.ok()) return from_resource_error(st);
+  if (out.accepted()) return make_reply(Reply::OK);
+  return make_reply(Reply::FAIL, "rejected by the resource: " + out.reason());
 }
 
 }  // namespace fencecheck

@@ -5,9 +5,9 @@
 // Op rules: acquire remembers the grant per key; release gives back the remembered grant
 // of its key (FAIL "not held" when there is none); read and write go to the resource with
 // a deadline. A resource call that timed out or broke after it may have been sent is INFO;
-// one that could not connect at all (nothing sent) is FAIL; a refused write is FAIL with
-// the resource's reason. Bad requests (unknown f, malformed value, Invoke before Setup)
-// are FAIL with an error naming the problem.
+// one that could not connect at all (nothing sent) is FAIL with not_sent; a refused write
+// is FAIL with the resource's reason. Bad requests (no op, Invoke before Setup) are FAIL
+// with an error naming the problem. cas is FAIL: the fenced resource has no compare-and-set.
 //
 // Thread-safe. LockClient calls are serialized (LockClient is not thread-safe), so an op
 // stuck in the lock client delays the next lock op by at most the backend's command
@@ -19,6 +19,7 @@
 #include <mutex>
 #include <string>
 
+#include "harness/control/op_codec.h"
 #include "proto/worker.pb.h"
 
 namespace fencecheck {
@@ -37,6 +38,10 @@ class WorkerOps {
  private:
   struct Session;
   std::shared_ptr<Session> session() const;
+  proto::InvokeReply acquire(Session& s, const DecodedOp& op);
+  proto::InvokeReply release(Session& s, const DecodedOp& op);
+  proto::InvokeReply read(Session& s, const DecodedOp& op);
+  proto::InvokeReply write(Session& s, const DecodedOp& op);
 
   const std::string default_node_;
   const std::chrono::milliseconds resource_deadline_;

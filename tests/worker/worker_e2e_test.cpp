@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backends/redis/redis_lock_client.h"
+#include "checkers/ops.h"
 #include "harness/control/worker_handle.h"
 #include "platform/runtime.h"
 #include "tests/backends/test_process.h"
@@ -21,9 +22,29 @@ namespace {
 
 using namespace std::chrono_literals;
 using testing::ChildProcess;
-using Completion = WorkerHandle::Completion;
 
 constexpr auto kDeadline = 3000ms;
+
+// A completion as the history records it: the value is the one the session writes
+// (completion_value of the op table), as minified JSON text.
+struct Completion {
+  OpType type = OpType::kInfo;
+  std::string value_json;
+  std::string error;
+  bool not_sent = false;
+};
+
+// Runs op `f` (a name of the op table) through the handle with the history's invoke value
+// given as JSON text.
+Completion call(WorkerHandle& w, const std::string& f, const std::string& key, const std::string& value_json,
+                std::chrono::milliseconds ttl, std::chrono::milliseconds deadline) {
+  const OpSpec* op = find_op(f);
+  if (op == nullptr) throw std::invalid_argument("no op " + f);
+  nlohmann::json invoke = nlohmann::json::parse(value_json, nullptr, false);
+  WorkerHandle::Completion c = w.invoke(op->fn, key, invoke, ttl, deadline);
+  nlohmann::json recorded = completion_value(op->fn, c.type, invoke, c.ok_value);
+  return {c.type, recorded.is_discarded() ? value_json : recorded.dump(), c.error, c.not_sent};
+}
 
 // A temp dir, a redis-server, a resource service and helpers to start workers.
 class ClientSide : public ::testing::Test {
@@ -92,14 +113,14 @@ void expect_completion(const Completion& c, OpType type, const std::string& valu
 TEST_F(ClientSide, AcquireReadWriteRelease) {
   start_resource("fenced");
   WorkerHandle& w = start_worker("c1");
-  expect_completion(w.invoke("acquire", "k", "null", 5s, kDeadline), OpType::kOk, R"({"token":1})");
-  expect_completion(w.invoke("read", "k", "null", 0ms, kDeadline), OpType::kOk, "null");
+  expect_completion(call(w, "acquire", "k", "null", 5s, kDeadline), OpType::kOk, R"({"token":1})");
+  expect_completion(call(w, "read", "k", "null", 0ms, kDeadline), OpType::kOk, "null");
   const std::string write = R"({"token":1,"value":[7]})";
-  expect_completion(w.invoke("write", "k", write, 0ms, kDeadline), OpType::kOk, write);
-  expect_completion(w.invoke("read", "k", "null", 0ms, kDeadline), OpType::kOk, "[7]");
-  expect_completion(w.invoke("release", "k", R"({"token":1})", 0ms, kDeadline), OpType::kOk,
+  expect_completion(call(w, "write", "k", write, 0ms, kDeadline), OpType::kOk, write);
+  expect_completion(call(w, "read", "k", "null", 0ms, kDeadline), OpType::kOk, "[7]");
+  expect_completion(call(w, "release", "k", R"({"token":1})", 0ms, kDeadline), OpType::kOk,
                     R"({"token":1})");
-  Completion again = w.invoke("release", "k", R"({"token":1})", 0ms, kDeadline);
+  Completion again = call(w, "release", "k", R"({"token":1})", 0ms, kDeadline);
   expect_completion(again, OpType::kFail, R"({"token":1})");
   EXPECT_EQ(again.error, "not held");
 
@@ -115,19 +136,19 @@ TEST_F(ClientSide, StaleHolderWriteIsRefusedByTheFencedResource) {
   start_resource("fenced");
   WorkerHandle& a = start_worker("c1");
   WorkerHandle& b = start_worker("c2");
-  expect_completion(a.invoke("acquire", "k", "null", 200ms, kDeadline), OpType::kOk,
+  expect_completion(call(a, "acquire", "k", "null", 200ms, kDeadline), OpType::kOk,
                     R"({"token":1})");
   std::this_thread::sleep_for(300ms);  // a's lease expires: the article's GC pause
-  expect_completion(b.invoke("acquire", "k", "null", 5s, kDeadline), OpType::kOk,
+  expect_completion(call(b, "acquire", "k", "null", 5s, kDeadline), OpType::kOk,
                     R"({"token":2})");
-  expect_completion(b.invoke("write", "k", R"({"token":2,"value":[2]})", 0ms, kDeadline),
+  expect_completion(call(b, "write", "k", R"({"token":2,"value":[2]})", 0ms, kDeadline),
                     OpType::kOk, R"({"token":2,"value":[2]})");
-  Completion stale = a.invoke("write", "k", R"({"token":1,"value":[1]})", 0ms, kDeadline);
+  Completion stale = call(a, "write", "k", R"({"token":1,"value":[1]})", 0ms, kDeadline);
   expect_completion(stale, OpType::kFail, R"({"token":1,"value":[1]})");
   EXPECT_NE(stale.error.find("stale token 1"), std::string::npos) << stale.error;
-  expect_completion(a.invoke("release", "k", R"({"token":1})", 0ms, kDeadline), OpType::kFail,
+  expect_completion(call(a, "release", "k", R"({"token":1})", 0ms, kDeadline), OpType::kFail,
                     R"({"token":1})");
-  expect_completion(b.invoke("read", "k", "null", 0ms, kDeadline), OpType::kOk, "[2]");
+  expect_completion(call(b, "read", "k", "null", 0ms, kDeadline), OpType::kOk, "[2]");
   auto log = resource_log();
   ASSERT_EQ(log.size(), 3u);
   EXPECT_FALSE(log[1]["accepted"].get<bool>());
@@ -138,61 +159,62 @@ TEST_F(ClientSide, UnfencedResourceAcceptsTheStaleWrite) {
   start_resource("unfenced");
   WorkerHandle& a = start_worker("c1");
   WorkerHandle& b = start_worker("c2");
-  ASSERT_EQ(a.invoke("acquire", "k", "null", 5s, kDeadline).type, OpType::kOk);
-  expect_completion(b.invoke("write", "k", R"({"token":9,"value":[9]})", 0ms, kDeadline),
+  ASSERT_EQ(call(a, "acquire", "k", "null", 5s, kDeadline).type, OpType::kOk);
+  expect_completion(call(b, "write", "k", R"({"token":9,"value":[9]})", 0ms, kDeadline),
                     OpType::kOk, R"({"token":9,"value":[9]})");
-  expect_completion(a.invoke("write", "k", R"({"token":1,"value":[1]})", 0ms, kDeadline),
+  expect_completion(call(a, "write", "k", R"({"token":1,"value":[1]})", 0ms, kDeadline),
                     OpType::kOk, R"({"token":1,"value":[1]})");
 }
 
 TEST_F(ClientSide, FrozenWorkerGivesInfoWithinTheDeadlineAndRecovers) {
   start_resource("fenced");
   WorkerHandle& w = start_worker("c1");
-  ASSERT_EQ(w.invoke("read", "k", "null", 0ms, kDeadline).type, OpType::kOk);
+  ASSERT_EQ(call(w, "read", "k", "null", 0ms, kDeadline).type, OpType::kOk);
   worker_process(0).pause();
   auto start = std::chrono::steady_clock::now();
-  Completion c = w.invoke("acquire", "k", "null", 5s, 500ms);
+  Completion c = call(w, "acquire", "k", "null", 5s, 500ms);
   auto took = std::chrono::steady_clock::now() - start;
   EXPECT_EQ(c.type, OpType::kInfo);
   EXPECT_EQ(c.error, "timeout");
   EXPECT_EQ(c.value_json, "null");
   EXPECT_LT(took, 500ms + 200ms);
-  Completion w2 = w.invoke("write", "k", R"({"token":null,"value":[1]})", 0ms, 300ms);
+  Completion w2 = call(w, "write", "k", R"({"token":null,"value":[1]})", 0ms, 300ms);
   EXPECT_EQ(w2.type, OpType::kInfo);
   EXPECT_EQ(w2.value_json, R"({"token":null,"value":[1]})");
   worker_process(0).resume();
   // The acquire sent during the pause ran on resume; the worker serves new ops.
-  EXPECT_EQ(w.invoke("read", "k", "null", 0ms, kDeadline).type, OpType::kOk);
+  EXPECT_EQ(call(w, "read", "k", "null", 0ms, kDeadline).type, OpType::kOk);
 }
 
 TEST_F(ClientSide, NewInvokeIsServedWhileAnOlderOneIsStuck) {
   start_resource("fenced");
   WorkerHandle& w = start_worker("c1");  // redis command timeout 500 ms
-  ASSERT_EQ(w.invoke("read", "k", "null", 0ms, kDeadline).type, OpType::kOk);
+  ASSERT_EQ(call(w, "read", "k", "null", 0ms, kDeadline).type, OpType::kOk);
   redis_.process().pause();
-  Completion stuck = w.invoke("acquire", "k", "null", 5s, 100ms);
+  Completion stuck = call(w, "acquire", "k", "null", 5s, 100ms);
   EXPECT_EQ(stuck.type, OpType::kInfo);
   // The acquire is still waiting on redis inside the worker; a read must not queue behind it.
   auto start = std::chrono::steady_clock::now();
-  Completion read = w.invoke("read", "k", "null", 0ms, kDeadline);
+  Completion read = call(w, "read", "k", "null", 0ms, kDeadline);
   EXPECT_LT(std::chrono::steady_clock::now() - start, 300ms);
   EXPECT_EQ(read.type, OpType::kOk) << read.error;
   // A lock op waits for the stuck one, which ends at redis's command timeout: unknown.
-  Completion second = w.invoke("acquire", "j", "null", 5s, kDeadline);
+  Completion second = call(w, "acquire", "j", "null", 5s, kDeadline);
   redis_.process().resume();
   EXPECT_EQ(second.type, OpType::kInfo) << second.error;
-  EXPECT_EQ(w.invoke("acquire", "j2", "null", 5s, kDeadline).type, OpType::kOk);
+  EXPECT_EQ(call(w, "acquire", "j2", "null", 5s, kDeadline).type, OpType::kOk);
 }
 
 TEST_F(ClientSide, ResourceDownIsFailAndFrozenResourceIsInfo) {
   WorkerHandle& w = start_worker("c1");  // no resource process yet: nothing listens
-  Completion down = w.invoke("write", "k", R"({"token":1,"value":[1]})", 0ms, kDeadline);
+  Completion down = call(w, "write", "k", R"({"token":1,"value":[1]})", 0ms, kDeadline);
   EXPECT_EQ(down.type, OpType::kFail) << down.error;
+  EXPECT_TRUE(down.not_sent) << "nothing reached the resource";
   start_resource("fenced");
   ASSERT_TRUE(testing::eventually(
-      [&] { return w.invoke("read", "k", "null", 0ms, kDeadline).type == OpType::kOk; }, 5s));
+      [&] { return call(w, "read", "k", "null", 0ms, kDeadline).type == OpType::kOk; }, 5s));
   resource_->pause();
-  Completion frozen = w.invoke("write", "k", R"({"token":1,"value":[1]})", 0ms, 5s);
+  Completion frozen = call(w, "write", "k", R"({"token":1,"value":[1]})", 0ms, 5s);
   resource_->resume();
   EXPECT_EQ(frozen.type, OpType::kInfo);
   EXPECT_NE(frozen.error.find("timeout"), std::string::npos) << frozen.error;
@@ -201,12 +223,16 @@ TEST_F(ClientSide, ResourceDownIsFailAndFrozenResourceIsInfo) {
 TEST_F(ClientSide, BadRequestsAreClearFailures) {
   start_resource("fenced");
   WorkerHandle& w = start_worker("c1");
-  Completion unknown = w.invoke("frobnicate", "k", "null", 0ms, kDeadline);
-  EXPECT_EQ(unknown.type, OpType::kFail);
-  EXPECT_NE(unknown.error.find("unknown op \"frobnicate\""), std::string::npos);
-  EXPECT_EQ(w.invoke("write", "k", "{not json", 0ms, kDeadline).type, OpType::kFail);
-  EXPECT_EQ(w.invoke("write", "k", R"({"token":"x","value":[]})", 0ms, kDeadline).type,
-            OpType::kFail);
+  Completion no_value = call(w, "write", "k", R"({"token":1})", 0ms, kDeadline);
+  EXPECT_EQ(no_value.type, OpType::kFail);
+  EXPECT_TRUE(no_value.not_sent);
+  EXPECT_NE(no_value.error.find("write value must have \"value\""), std::string::npos) << no_value.error;
+  Completion bad_token = call(w, "write", "k", R"({"token":"x","value":[]})", 0ms, kDeadline);
+  EXPECT_EQ(bad_token.type, OpType::kFail);
+  EXPECT_NE(bad_token.error.find("\"token\" must be an integer or null"), std::string::npos) << bad_token.error;
+  Completion cas = call(w, "cas", "k", R"({"expect":null,"value":1})", 0ms, kDeadline);
+  EXPECT_EQ(cas.type, OpType::kFail);
+  EXPECT_NE(cas.error.find("no compare-and-set"), std::string::npos) << cas.error;
   try {
     w.setup("no-such-backend", nlohmann::json::object(), resource_address(), "c1");
     FAIL() << "setup with an unknown backend must throw";
@@ -215,7 +241,7 @@ TEST_F(ClientSide, BadRequestsAreClearFailures) {
               std::string::npos) << e.what();
   }
   // The failed setup left the working session in place.
-  EXPECT_EQ(w.invoke("read", "k", "null", 0ms, kDeadline).type, OpType::kOk);
+  EXPECT_EQ(call(w, "read", "k", "null", 0ms, kDeadline).type, OpType::kOk);
 }
 
 TEST_F(ClientSide, InvokeBeforeSetupFails) {
@@ -223,7 +249,7 @@ TEST_F(ClientSide, InvokeBeforeSetupFails) {
   ChildProcess worker({FC_SERVICES_BIN, "worker", "--socket", socket, "--node", "c9"});
   WorkerHandle h(socket);
   h.wait_connected(10s);
-  Completion c = h.invoke("read", "k", "null", 0ms, kDeadline);
+  Completion c = call(h, "read", "k", "null", 0ms, kDeadline);
   EXPECT_EQ(c.type, OpType::kFail);
   EXPECT_NE(c.error.find("not set up"), std::string::npos);
   struct stat st{};
@@ -237,7 +263,7 @@ TEST_F(ClientSide, ShutdownAndSigtermExitCleanly) {
   EXPECT_TRUE(w.shutdown(2s));
   EXPECT_EQ(worker_process(0).wait_exit(5s), std::optional<int>(0));
   EXPECT_FALSE(std::filesystem::exists(w.socket_path()));
-  Completion gone = w.invoke("read", "k", "null", 0ms, 500ms);
+  Completion gone = call(w, "read", "k", "null", 0ms, 500ms);
   EXPECT_EQ(gone.type, OpType::kInfo);
   resource_->signal(SIGTERM);
   EXPECT_EQ(resource_->wait_exit(5s), std::optional<int>(0));

@@ -1,0 +1,40 @@
+// Client ops on the wire (proto/worker.proto) and in the history (DESIGN.md), converted in
+// one place for both ends of the control plane: the controller encodes an op from its
+// history invoke value and reads the ok value back from the reply; the worker decodes the
+// request. Value shapes come from the op table (checkers/ops.h). Pure functions;
+// thread-safe. Malformed input throws std::invalid_argument saying what is wrong.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "checkers/history.h"
+#include "proto/worker.pb.h"
+
+namespace fencecheck {
+
+// The request for op f on key whose history invoke value is invoke_value; ttl is the
+// lease of an acquire.
+proto::InvokeRequest encode_invoke(OpFn f, const std::string& key, const nlohmann::json& invoke_value,
+                                   std::chrono::milliseconds ttl);
+
+// What the worker needs of a request.
+struct DecodedOp {
+  OpFn f = OpFn::kAcquire;
+  std::string key;
+  std::optional<std::int64_t> token;  // release, write, cas
+  std::string value_json;             // write, cas: the new value (JSON text)
+  std::string expect_json;            // cas
+  std::chrono::milliseconds ttl{0};   // acquire
+};
+DecodedOp decode_invoke(const proto::InvokeRequest& request);
+
+// The history's ok value of op f from an OK reply: {"token": N|null} for an acquire, the
+// value read for a read, null for the ops whose completions repeat their invoke value.
+nlohmann::json decode_ok_value(OpFn f, const proto::InvokeReply& reply);
+
+}  // namespace fencecheck
