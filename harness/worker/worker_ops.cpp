@@ -142,14 +142,19 @@ proto::InvokeReply WorkerOps::release(Session& s, const DecodedOp& op) {
   return from_lock_result(res);
 }
 
+template <class Request, class Reply, class Method>
+grpc::Status WorkerOps::call_resource(Session& s, Method method, const Request& request, Reply& reply) {
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + resource_deadline_);
+  return (s.resource.get()->*method)(&ctx, request, &reply);
+}
+
 proto::InvokeReply WorkerOps::read(Session& s, const DecodedOp& op) {
   proto::ReadRequest rr;
   rr.set_key(op.key);
   rr.set_client(s.node);
   proto::ReadReply out;
-  grpc::ClientContext ctx;
-  ctx.set_deadline(std::chrono::system_clock::now() + resource_deadline_);
-  grpc::Status st = s.resource->Read(&ctx, rr, &out);
+  grpc::Status st = call_resource(s, &proto::Resource::Stub::Read, rr, out);
   if (!st.ok()) return from_resource_error(st);
   Reply r = make_reply(Reply::OK);
   r.mutable_read()->set_value_json(out.value_json());
@@ -163,9 +168,7 @@ proto::InvokeReply WorkerOps::write(Session& s, const DecodedOp& op) {
   wr.set_value_json(op.value_json);
   wr.set_client(s.node);
   proto::WriteReply out;
-  grpc::ClientContext ctx;
-  ctx.set_deadline(std::chrono::system_clock::now() + resource_deadline_);
-  grpc::Status st = s.resource->Write(&ctx, wr, &out);
+  grpc::Status st = call_resource(s, &proto::Resource::Stub::Write, wr, out);
   if (!st.ok()) return from_resource_error(st);
   if (out.accepted()) return make_reply(Reply::OK);
   return make_reply(Reply::FAIL, "rejected by the resource: " + out.reason());

@@ -19,6 +19,8 @@
 #include <mutex>
 #include <string>
 
+#include <grpcpp/support/status.h>
+
 #include "harness/control/op_codec.h"
 #include "proto/worker.pb.h"
 
@@ -42,6 +44,9 @@ class WorkerOps {
   proto::InvokeReply release(Session& s, const DecodedOp& op);
   proto::InvokeReply read(Session& s, const DecodedOp& op);
   proto::InvokeReply write(Session& s, const DecodedOp& op);
+  // One call to the resource service with the resource deadline.
+  template <class Request, class Reply, class Method>
+  grpc::Status call_resource(Session& s, Method method, const Request& request, Reply& reply);
 
   const std::string default_node_;
   const std::chrono::milliseconds resource_deadline_;
