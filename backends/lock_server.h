@@ -15,6 +15,7 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,9 @@ class LockServer {
   // The node's current server processes (empty while stopped).
   virtual std::vector<Process*> processes(const std::string& node) = 0;
   virtual std::vector<std::filesystem::path> log_files(const std::string& node) const = 0;
+  // The node whose server leads now (ZooKeeper's leader, etcd's raft leader); nullopt for
+  // backends without one, or during an election. BackendInfo::has_leader says which.
+  virtual std::optional<std::string> leader() { return std::nullopt; }
 
   // Stops every server. Idempotent; never throws.
   virtual void teardown() noexcept = 0;

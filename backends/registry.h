@@ -42,6 +42,7 @@ struct BackendInfo {
   };
   std::vector<Binary> binaries;  // server programs that must be installed
   std::vector<BackendOption> options;
+  bool has_leader = false;  // LockServer::leader() names one (partition-leader needs it)
   // options: resolved (resolve_backend_options). Throws std::invalid_argument for a value
   // the backend cannot use.
   std::function<std::unique_ptr<LockServer>(const BackendOptions& options)> make_server;

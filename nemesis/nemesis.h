@@ -16,6 +16,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <string_view>
@@ -45,7 +46,10 @@ class NodeProcesses {
   virtual void pause(const std::string& node) = 0;   // SIGSTOP; returns once stopped
   virtual void resume(const std::string& node) = 0;  // SIGCONT
   virtual void kill(const std::string& node) = 0;    // SIGKILL; an expected exit
-  virtual void start(const std::string& node) = 0;   // after kill: start it again
+  virtual void stop(const std::string& node) = 0;    // graceful (SIGTERM); expected
+  virtual void start(const std::string& node) = 0;   // after kill or stop: start it again
+  // Servers only: the node the backend says leads now; nullopt when it has no leader.
+  virtual std::optional<std::string> leader() const { return std::nullopt; }
 };
 
 // The wall clock (CLOCK_REALTIME) each node's processes see, as an offset from the host's.
@@ -75,14 +79,24 @@ struct NemesisContext {
 
 // Fault parameters chosen on the command line; each family reads its own.
 struct FaultOptions {
-  std::chrono::milliseconds pause{3000};  // how long a pause lasts
+  std::chrono::milliseconds pause{3000};      // a pause, and a partition-holder cut
+  std::chrono::milliseconds restart{0};       // kill-server/kill-client: down this long
+  std::chrono::milliseconds clock_max{30000}; // largest clock offset a clock fault sets
 };
 
+// Every nemesis line a family records has a value with "fault" (the fault's name) and
+// exactly what was done (targets, grudge, offsets, durations), so that replay() can do the
+// same again and a reader can see it.
 class Nemesis {
  public:
   virtual ~Nemesis() = default;
-  // Begins `fault`, one of this family's names. rng is the schedule's.
+  // Begins `fault`, one of this family's names, choosing targets and parameters with rng
+  // (the schedule's). A lock-aware fault (…-holder) only arms here.
   virtual void start(const std::string& fault, std::mt19937_64& rng) = 0;
+  // Re-applies a recorded nemesis line of this family (its f and value) with the same
+  // targets and parameters, and records it again. Throws std::invalid_argument for a line
+  // it cannot replay.
+  virtual void replay(const std::string& f, const nlohmann::json& value) = 0;
   // A client's acquire just completed ok; called before that client's next op.
   virtual void on_acquired(const std::string& client_node) { (void)client_node; }
   // Ends faults whose time is up (reads the context's TimeSource).
@@ -101,11 +115,18 @@ struct FaultInfo {
   std::string description;
   bool needs_net = false;     // impossible under the local runtime
   bool needs_clocks = false;  // needs Clocks::available()
+  bool needs_leader = false;  // the backend must say which server leads
+  // Ends by itself (a pause of --pause-ms, a restart after --restart-ms, a strobe): the
+  // schedule never heals it early. Otherwise (a partition, a clock bump) the schedule
+  // heals it after a random hold.
+  bool self_timed = false;
   std::function<std::unique_ptr<Nemesis>(NemesisContext&, const FaultOptions&)> make;
 };
 
 const std::vector<FaultInfo>& fault_registry();
 const FaultInfo* find_fault(std::string_view name);  // nullptr when unknown
 std::string fault_names();
+// The families of a list of faults, each once, in registry order.
+std::vector<std::string> families_of(const std::vector<std::string>& faults);
 
 }  // namespace fencecheck

@@ -11,20 +11,42 @@ void PauseNemesis::start(const std::string& fault, std::mt19937_64& rng) {
   std::lock_guard lock(mu_);
   if (paused_ || holder_armed_) return;
   if (fault == "pause-holder") {
-    holder_armed_ = true;
+    arm_locked(options_.pause);
     return;
   }
   NodeProcesses& role = fault == "pause-client" ? ctx_.clients : ctx_.servers;
   std::vector<std::string> nodes = role.nodes();
   if (nodes.empty()) return;
-  pause_locked(fault, role, nodes[rng() % nodes.size()]);
+  pause_locked(fault, role, nodes[rng() % nodes.size()], options_.pause);
+}
+
+void PauseNemesis::replay(const std::string& f, const nlohmann::json& value) {
+  const std::string fault = value.at("fault").get<std::string>();
+  std::lock_guard lock(mu_);
+  if (f == "arm" && fault == "pause-holder") {
+    if (!paused_) arm_locked(std::chrono::milliseconds(value.at("ms").get<std::int64_t>()));
+  } else if (f == "pause" && fault != "pause-holder") {
+    if (paused_) resume_locked();
+    NodeProcesses& role = fault == "pause-client" ? ctx_.clients : ctx_.servers;
+    pause_locked(fault, role, value.at("targets").at(0).get<std::string>(),
+                 std::chrono::milliseconds(value.at("ms").get<std::int64_t>()));
+  } else if (f != "pause" && f != "resume") {
+    // The armed holder pauses whoever acquires next, and pauses end after their own ms.
+    throw std::invalid_argument("the pause family cannot replay \"" + f + "\"");
+  }
+}
+
+void PauseNemesis::arm_locked(std::chrono::milliseconds ms) {
+  holder_armed_ = true;
+  armed_ms_ = ms;
+  ctx_.log.record("arm", {{"fault", "pause-holder"}, {"ms", ms.count()}});
 }
 
 void PauseNemesis::on_acquired(const std::string& client_node) {
   std::lock_guard lock(mu_);
   if (!holder_armed_ || paused_) return;
   holder_armed_ = false;
-  pause_locked("pause-holder", ctx_.clients, client_node);
+  pause_locked("pause-holder", ctx_.clients, client_node, armed_ms_);
 }
 
 void PauseNemesis::tick() {
@@ -51,10 +73,10 @@ void PauseNemesis::heal() {
 }
 
 void PauseNemesis::pause_locked(const std::string& fault, NodeProcesses& role,
-                                const std::string& node) {
+                                const std::string& node, std::chrono::milliseconds ms) {
   role.pause(node);
-  ctx_.log.record("pause", {{"fault", fault}, {"targets", {node}}, {"ms", options_.pause.count()}});
-  paused_ = Paused{fault, node, &role, ctx_.time.now() + options_.pause};
+  ctx_.log.record("pause", {{"fault", fault}, {"targets", {node}}, {"ms", ms.count()}});
+  paused_ = Paused{fault, node, &role, ctx_.time.now() + ms};
 }
 
 void PauseNemesis::resume_locked() {

@@ -1,7 +1,7 @@
 // PauseNemesis (family "pause"): SIGSTOP, then SIGCONT after FaultOptions::pause — a long
 // GC pause.
-//   pause-holder  arms; the next client whose acquire completes is paused right then,
-//                 before it can use the lock (the article's scenario)
+//   pause-holder  arms (recorded as "arm"); the next client whose acquire completes is
+//                 paused right then, before it can use the lock (the article's scenario)
 //   pause-client  a random client node
 //   pause-server  a random server node
 // One pause at a time. Thread-safe.
@@ -18,6 +18,9 @@ class PauseNemesis : public Nemesis {
  public:
   PauseNemesis(NemesisContext& ctx, const FaultOptions& options) : ctx_(ctx), options_(options) {}
   void start(const std::string& fault, std::mt19937_64& rng) override;
+  // "arm" re-arms pause-holder; "pause" of pause-client/-server pauses the same node for
+  // the same ms; the holder's "pause" and every "resume" follow by themselves.
+  void replay(const std::string& f, const nlohmann::json& value) override;
   void on_acquired(const std::string& client_node) override;
   void tick() override;
   bool active() const override;
@@ -31,13 +34,16 @@ class PauseNemesis : public Nemesis {
     NodeProcesses* role;
     TimeSource::Instant until;
   };
-  void pause_locked(const std::string& fault, NodeProcesses& role, const std::string& node);
+  void pause_locked(const std::string& fault, NodeProcesses& role, const std::string& node,
+                    std::chrono::milliseconds ms);
+  void arm_locked(std::chrono::milliseconds ms);
   void resume_locked();
 
   NemesisContext& ctx_;
   FaultOptions options_;
   mutable std::mutex mu_;
   bool holder_armed_ = false;
+  std::chrono::milliseconds armed_ms_{0};
   std::optional<Paused> paused_;
 };
 

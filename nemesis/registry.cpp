@@ -1,20 +1,64 @@
+#include <set>
+
+#include "nemesis/clock_nemesis.h"
+#include "nemesis/crash_nemesis.h"
 #include "nemesis/nemesis.h"
+#include "nemesis/partition_nemesis.h"
 #include "nemesis/pause_nemesis.h"
 #include "platform/named_registry.h"
 
 namespace fencecheck {
 
 const std::vector<FaultInfo>& fault_registry() {
+  // name, family, description, needs_net, needs_clocks, needs_leader, self_timed, factory
   static const std::vector<FaultInfo> registry = {
-      {"pause-holder", "pause", "SIGSTOP the client whose acquire just completed (a GC pause)",
-       false, false, make_pause_nemesis},
-      {"pause-client", "pause", "SIGSTOP a random client", false, false, make_pause_nemesis},
-      {"pause-server", "pause", "SIGSTOP a random server", false, false, make_pause_nemesis},
+      {"pause-holder", "pause", "SIGSTOP the client whose acquire just completed, for --pause-ms (a GC pause)",
+       false, false, false, true, make_pause_nemesis},
+      {"pause-client", "pause", "SIGSTOP a random client for --pause-ms", false, false, false, true, make_pause_nemesis},
+      {"pause-server", "pause", "SIGSTOP a random server for --pause-ms", false, false, false, true, make_pause_nemesis},
+      {"partition-halves", "partition", "cut the servers and clients into two random halves",
+       true, false, false, false, make_partition_nemesis},
+      {"partition-one", "partition", "cut one random server or client off from all the others",
+       true, false, false, false, make_partition_nemesis},
+      {"partition-majorities-ring", "partition", "every node sees a majority, no two nodes the same one",
+       true, false, false, false, make_partition_nemesis},
+      {"partition-bridge", "partition", "two halves joined only through one bridge node",
+       true, false, false, false, make_partition_nemesis},
+      {"partition-leader", "partition", "cut off the server the backend names as leader",
+       true, false, true, false, make_partition_nemesis},
+      {"partition-holder", "partition",
+       "cut the client whose acquire just completed off from every server (not the resource) for --pause-ms",
+       true, false, false, true, make_partition_nemesis},
+      {"clock-bump", "clock", "jump the wall clocks of random servers by up to ±--clock-max-ms",
+       false, true, false, false, make_clock_nemesis},
+      {"clock-strobe", "clock", "flip random servers' wall clocks back and forth for up to 32 s",
+       false, true, false, true, make_clock_nemesis},
+      {"clock-reset", "clock", "set every server's wall clock back to the host's", false, true, false, true,
+       make_clock_nemesis},
+      {"kill-server", "crash",
+       "SIGKILL one, a minority, a majority or all servers; start them again after --restart-ms",
+       false, false, false, true, make_crash_nemesis},
+      {"restart-server", "crash", "stop a random server gracefully and start it again",
+       false, false, false, true, make_crash_nemesis},
+      {"kill-client", "crash", "SIGKILL a random client's worker; a new one starts after --restart-ms",
+       false, false, false, true, make_crash_nemesis},
   };
   return registry;
 }
 
 const FaultInfo* find_fault(std::string_view name) { return find_by_name(fault_registry(), name); }
 std::string fault_names() { return names_of(fault_registry()); }
+
+std::vector<std::string> families_of(const std::vector<std::string>& faults) {
+  std::set<std::string> wanted;
+  for (const auto& f : faults) {
+    if (const FaultInfo* info = find_fault(f)) wanted.insert(info->family);
+  }
+  std::vector<std::string> out;
+  for (const auto& info : fault_registry()) {
+    if (wanted.erase(info.family)) out.push_back(info.family);
+  }
+  return out;
+}
 
 }  // namespace fencecheck

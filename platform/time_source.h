@@ -14,6 +14,7 @@ namespace fencecheck {
 class TimeSource {
  public:
   using Instant = std::chrono::steady_clock::time_point;
+  using Duration = std::chrono::steady_clock::duration;
   virtual ~TimeSource() = default;
   virtual Instant now() const = 0;
 };

@@ -70,7 +70,9 @@ class LockAppendWorkload : public Workload {
  private:
   // Read, hold, write. False when an op ended in `info` (the process was retired).
   bool append_once(ClientSession& s, int i, const nlohmann::json& token) const {
-    OpResult read = s.invoke(OpFn::kRead, resource_key(i), nullptr);
+    std::optional<std::int64_t> fence;
+    if (token.is_number_integer()) fence = token.get<std::int64_t>();
+    OpResult read = s.invoke(OpFn::kRead, resource_key(i), nullptr, fence);
     if (read.type == OpType::kInfo) return false;
     if (read.type != OpType::kOk) return true;
     nlohmann::json list = read.value.is_array() ? read.value : nlohmann::json::array();

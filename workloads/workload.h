@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -31,7 +32,10 @@ class ClientSession {
  public:
   virtual ~ClientSession() = default;
   // Runs one op on this client's worker; the invoke and the completion enter the history.
-  virtual OpResult invoke(OpFn f, const std::string& key, const nlohmann::json& value) = 0;
+  // fence: the token of the lock the client holds, shown to the resource with a read (the
+  // history's read value stays null; the resource log records it).
+  virtual OpResult invoke(OpFn f, const std::string& key, const nlohmann::json& value,
+                          std::optional<std::int64_t> fence = std::nullopt) = 0;
   virtual bool running() const = 0;                        // false once the test is ending
   virtual void sleep(std::chrono::milliseconds d) = 0;     // returns early when ending
   virtual std::mt19937_64& rng() = 0;                      // seeded per client

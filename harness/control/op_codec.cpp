@@ -23,7 +23,7 @@ const nlohmann::json& field(OpFn f, const nlohmann::json& v, const char* name) {
 }  // namespace
 
 proto::InvokeRequest encode_invoke(OpFn f, const std::string& key, const nlohmann::json& v,
-                                   std::chrono::milliseconds ttl) {
+                                   std::chrono::milliseconds ttl, std::optional<std::int64_t> fence) {
   proto::InvokeRequest r;
   r.set_key(key);
   switch (f) {
@@ -36,7 +36,8 @@ proto::InvokeRequest encode_invoke(OpFn f, const std::string& key, const nlohman
       else r.mutable_release();
       break;
     case OpFn::kRead:
-      r.mutable_read();
+      if (fence) r.mutable_read()->set_token(*fence);
+      else r.mutable_read();
       break;
     case OpFn::kWrite: {
       field(f, v, "token");
@@ -74,6 +75,7 @@ DecodedOp decode_invoke(const proto::InvokeRequest& r) {
       break;
     case proto::InvokeRequest::kRead:
       op.f = OpFn::kRead;
+      if (r.read().has_token()) op.token = r.read().token();
       break;
     case proto::InvokeRequest::kWrite:
       op.f = OpFn::kWrite;

@@ -18,15 +18,17 @@
 namespace fencecheck {
 
 // The request for op f on key whose history invoke value is invoke_value; ttl is the
-// lease of an acquire.
+// lease of an acquire; fence, the token a read shows the resource (a read's history value
+// is null, so it travels beside it).
 proto::InvokeRequest encode_invoke(OpFn f, const std::string& key, const nlohmann::json& invoke_value,
-                                   std::chrono::milliseconds ttl);
+                                   std::chrono::milliseconds ttl,
+                                   std::optional<std::int64_t> fence = std::nullopt);
 
 // What the worker needs of a request.
 struct DecodedOp {
   OpFn f = OpFn::kAcquire;
   std::string key;
-  std::optional<std::int64_t> token;  // release, write, cas
+  std::optional<std::int64_t> token;  // release, write, cas; a read's fence
   std::string value_json;             // write, cas: the new value (JSON text)
   std::string expect_json;            // cas
   std::chrono::milliseconds ttl{0};   // acquire

@@ -62,11 +62,12 @@ void WorkerHandle::setup(const std::string& backend, const nlohmann::json& clien
 WorkerHandle::Completion WorkerHandle::invoke(OpFn f, const std::string& key,
                                               const nlohmann::json& invoke_value,
                                               std::chrono::milliseconds ttl,
-                                              std::chrono::milliseconds deadline) {
+                                              std::chrono::milliseconds deadline,
+                                              std::optional<std::int64_t> fence) {
   Completion c;
   proto::InvokeRequest req;
   try {
-    req = encode_invoke(f, key, invoke_value, ttl);
+    req = encode_invoke(f, key, invoke_value, ttl, fence);
   } catch (const std::exception& e) {
     return Completion{OpType::kFail, nullptr, std::string("bad ") + std::string(to_string(f)) + ": " + e.what(), true};
   }

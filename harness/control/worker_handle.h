@@ -44,8 +44,10 @@ class WorkerHandle {
   // wrong shape completes kFail, never sent); ttl: an acquire's lease. Returns within
   // `deadline` (plus scheduling noise). A worker that breaks the protocol (a malformed
   // reply) gives kInfo: the op may have happened.
+  // fence: the holder's token shown to the resource with a read (op_codec.h).
   Completion invoke(OpFn f, const std::string& key, const nlohmann::json& invoke_value,
-                    std::chrono::milliseconds ttl, std::chrono::milliseconds deadline);
+                    std::chrono::milliseconds ttl, std::chrono::milliseconds deadline,
+                    std::optional<std::int64_t> fence = std::nullopt);
 
   // Asks the worker to exit. True if it acknowledged within timeout; false otherwise (the
   // caller then stops the process through its Supervisor). Never throws.

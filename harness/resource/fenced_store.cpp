@@ -23,12 +23,25 @@ FencedStore::FencedStore(ResourceMode mode, std::ostream& log,
                          std::function<std::int64_t()> clock)
     : mode_(mode), log_(log), clock_(std::move(clock)) {}
 
-std::string FencedStore::read(const std::string& key, const std::string& client) {
+std::string FencedStore::admit_locked(KeyState& state, std::optional<std::int64_t> token) const {
+  if (mode_ == ResourceMode::kFenced && token && state.highest_token && *token < *state.highest_token) {
+    return "stale token " + std::to_string(*token) + " < highest accepted " +
+           std::to_string(*state.highest_token);
+  }
+  if (token && (!state.highest_token || *token > *state.highest_token)) state.highest_token = token;
+  return "";
+}
+
+ReadOutcome FencedStore::read(const std::string& key, std::optional<std::int64_t> token,
+                              const std::string& client) {
   std::lock_guard<std::mutex> lock(mu_);
-  auto it = keys_.find(key);
-  std::string value = it == keys_.end() ? "null" : it->second.value;
-  log_locked(key, false, std::nullopt, value, true, "", client);
-  return value;
+  KeyState& state = keys_[key];
+  ReadOutcome out;
+  out.reason = admit_locked(state, token);
+  out.accepted = out.reason.empty();
+  if (out.accepted) out.value = state.value;
+  log_locked(key, false, token, out.accepted ? state.value : "null", out.accepted, out.reason, client);
+  return out;
 }
 
 WriteOutcome FencedStore::write(const std::string& key, std::optional<std::int64_t> token,
@@ -43,18 +56,10 @@ WriteOutcome FencedStore::write(const std::string& key, std::optional<std::int64
   }
   std::string canonical = std::move(*parsed);
   KeyState& state = keys_[key];
-  WriteOutcome out{true, ""};
-  if (mode_ == ResourceMode::kFenced && token && state.highest_token &&
-      *token < *state.highest_token) {
-    out = {false, "stale token " + std::to_string(*token) + " < highest accepted " +
-                      std::to_string(*state.highest_token)};
-  }
-  if (out.accepted) {
-    state.value = canonical;
-    if (token && (!state.highest_token || *token > *state.highest_token)) {
-      state.highest_token = token;
-    }
-  }
+  WriteOutcome out;
+  out.reason = admit_locked(state, token);
+  out.accepted = out.reason.empty();
+  if (out.accepted) state.value = canonical;
   log_locked(key, true, token, canonical, out.accepted, out.reason, client);
   return out;
 }

@@ -1,12 +1,16 @@
 // The fenced resource's state and rules, apart from any network code.
 //
 // Per key it keeps the current value (canonical JSON text; a key never written reads
-// `null`) and the highest token it has accepted. In fenced mode a write whose token is
-// lower than that highest token is rejected; an equal or higher token is accepted and a
-// rejected write never raises the highest token. A write without a token (the backend
-// gives none) is accepted in fenced mode too: there is nothing to compare, and refusing
-// it would make every tokenless backend unusable; the resource checker ignores null
-// tokens the same way. Unfenced mode accepts every write.
+// `null`) and the highest token it has accepted. Reads and writes both carry the holder's
+// token: a lock-protected read-modify-write is only safe if the resource sees the token at
+// the read too — otherwise two overlapping holders can both read, the older one write
+// first (its token is still the highest seen) and the newer one overwrite it, a lost
+// update fencing did not stop. In fenced mode an access whose token is lower than the
+// highest accepted is rejected; an equal or higher one is accepted and raises it; a
+// rejected access never raises it. An access without a token (the backend gives none) is
+// accepted in fenced mode too: there is nothing to compare, and refusing it would make
+// every tokenless backend unusable; the resource checker ignores null tokens the same way.
+// Unfenced mode accepts everything (and still records the tokens).
 //
 // Every request, read or write, is appended to the log as one resource.jsonl line
 // (DESIGN.md: seq, time, key, op, token, value, accepted, reason, client) and flushed
@@ -34,13 +38,19 @@ struct WriteOutcome {
   std::string reason;  // why rejected; empty when accepted
 };
 
+struct ReadOutcome {
+  bool accepted = false;
+  std::string reason;  // why rejected; empty when accepted
+  std::string value;   // the key's value as JSON text, when accepted
+};
+
 class FencedStore {
  public:
   // clock: nanoseconds since the test started, stamped on each log line.
   FencedStore(ResourceMode mode, std::ostream& log, std::function<std::int64_t()> clock);
 
-  // The key's value as JSON text.
-  std::string read(const std::string& key, const std::string& client);
+  // The key's value, unless the token is stale (fenced mode).
+  ReadOutcome read(const std::string& key, std::optional<std::int64_t> token, const std::string& client);
   // value_json must be valid JSON; a write whose value is not is rejected (and logged
   // with value null and the parse error as its reason).
   WriteOutcome write(const std::string& key, std::optional<std::int64_t> token,
@@ -53,6 +63,9 @@ class FencedStore {
     std::string value = "null";
     std::optional<std::int64_t> highest_token;
   };
+  // Empty when an access with token may proceed (and then raises the highest token);
+  // otherwise why not.
+  std::string admit_locked(KeyState& state, std::optional<std::int64_t> token) const;
   void log_locked(const std::string& key, bool is_write, std::optional<std::int64_t> token,
                   const std::string& value_json, bool accepted, const std::string& reason,
                   const std::string& client);

@@ -21,7 +21,12 @@ class ResourceService final : public proto::Resource::Service {
 
   grpc::Status Read(grpc::ServerContext*, const proto::ReadRequest* req,
                     proto::ReadReply* reply) override {
-    reply->set_value_json(store_.read(req->key(), req->client()));
+    std::optional<std::int64_t> token;
+    if (req->has_token()) token = req->token();
+    ReadOutcome out = store_.read(req->key(), token, req->client());
+    reply->set_accepted(out.accepted);
+    reply->set_reason(out.reason);
+    reply->set_value_json(out.value);
     return grpc::Status::OK;
   }
 

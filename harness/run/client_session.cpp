@@ -8,21 +8,35 @@ namespace fencecheck {
 
 using std::chrono::milliseconds;
 
-OpResult WorkerSession::invoke(OpFn f, const std::string& key, const nlohmann::json& value) {
+OpResult WorkerSession::invoke(OpFn f, const std::string& key, const nlohmann::json& value,
+                               std::optional<std::int64_t> fence) {
   // A killed worker's successor is started by the nemesis; ops wait for it.
-  std::shared_ptr<WorkerHandle> worker = shared_.workers.handle(node_);
+  std::uint64_t generation = 0;
+  std::shared_ptr<WorkerHandle> worker = shared_.workers.handle(node_, &generation);
   while (!worker && running()) {
     std::this_thread::sleep_for(milliseconds(10));
-    worker = shared_.workers.handle(node_);
+    worker = shared_.workers.handle(node_, &generation);
   }
   if (!worker) return OpResult{OpType::kFail, nullptr, "the test is ending"};  // nothing sent
+  if (generation_ != 0 && generation != generation_) {
+    // The process this client was died with its worker: whatever it held, it holds no more.
+    shared_.history.record(process_, OpType::kInvoke, f, key, value, node_);
+    OpResult gone{OpType::kInfo, completion_value(f, OpType::kInfo, value, nullptr),
+                  "the client's worker was killed by the nemesis before this op; it was never sent"};
+    shared_.history.record(process_, gone.type, f, key, gone.value, node_, gone.error);
+    process_ = shared_.next_process++;
+    generation_ = 0;
+    return gone;
+  }
+  generation_ = generation;
 
   shared_.history.record(process_, OpType::kInvoke, f, key, value, node_);
-  WorkerHandle::Completion c = worker->invoke(f, key, value, shared_.ttl, shared_.op_timeout);
+  WorkerHandle::Completion c = worker->invoke(f, key, value, shared_.ttl, shared_.op_timeout, fence);
   OpResult r{c.type, completion_value(f, c.type, value, c.ok_value), c.error};
   shared_.history.record(process_, r.type, f, key, r.value, node_, r.error, c.not_sent);
   if (r.type == OpType::kInfo) {
     process_ = shared_.next_process++;
+    generation_ = 0;
     after_info(r);
   }
   if (r.type == OpType::kOk && f == OpFn::kAcquire) shared_.on_acquired(node_);

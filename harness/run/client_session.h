@@ -6,8 +6,10 @@
 // A client never loops on a broken bench: when its worker died and no fault killed it, or
 // when it reached SessionShared::max_info ops of unknown outcome, it stops (running()
 // turns false) and tells BenchHealth why. After an info it waits a little before its next
-// op. While the nemesis has killed its worker it waits for the new one. Used by one client
-// thread at a time.
+// op. While the nemesis has killed its worker it waits for the new one; a worker killed
+// between two ops retires the client's process with the next op (recorded info: it was
+// never sent), so that its holds end there and the client goes on as a new process. Used
+// by one client thread at a time.
 #pragma once
 
 #include <atomic>
@@ -42,7 +44,8 @@ class WorkerSession : public ClientSession {
   WorkerSession(SessionShared& shared, std::string node, std::int64_t process, std::uint64_t seed)
       : shared_(shared), node_(std::move(node)), process_(process), rng_(seed) {}
 
-  OpResult invoke(OpFn f, const std::string& key, const nlohmann::json& value) override;
+  OpResult invoke(OpFn f, const std::string& key, const nlohmann::json& value,
+                  std::optional<std::int64_t> fence = std::nullopt) override;
   bool running() const override { return shared_.running.load() && !stopped_; }
   void sleep(std::chrono::milliseconds d) override;
   std::mt19937_64& rng() override { return rng_; }
@@ -62,6 +65,7 @@ class WorkerSession : public ClientSession {
   std::int64_t process_;
   std::mt19937_64 rng_;
   std::uint64_t infos_ = 0;
+  std::uint64_t generation_ = 0;  // of the worker the last op went to; 0 after an info
   std::atomic<bool> stopped_{false};
 };
 

@@ -4,7 +4,7 @@ namespace fencecheck {
 
 void FixedClocks::set_offset(const std::string& node, std::chrono::milliseconds) {
   throw HarnessError("cannot shift the clock of node " + node +
-                     ": this run has no clock-offset library");
+                     ": libfcclock.so is not beside the fencecheck binary (rebuild it)");
 }
 
 }  // namespace fencecheck

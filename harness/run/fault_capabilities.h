@@ -31,14 +31,16 @@ class ServerProcesses final : public NodeProcesses {
   void pause(const std::string& node) override { server_.pause(node); }
   void resume(const std::string& node) override { server_.resume(node); }
   void kill(const std::string& node) override { server_.kill(node); }
+  void stop(const std::string& node) override { server_.stop(node); }
   void start(const std::string& node) override { server_.start(node); }
+  std::optional<std::string> leader() const override { return server_.leader(); }
 
  private:
   LockServer& server_;
 };
 
-// No node's clock can be shifted: the clock-offset preload library is not wired in yet,
-// so a fault that needs Clocks is refused before the run starts (RunConfig::problem).
+// No node's clock can be shifted: the clock-offset library was not found beside the
+// fencecheck binary, so a fault that needs Clocks is refused before the run starts.
 class FixedClocks final : public Clocks {
  public:
   bool available() const override { return false; }

@@ -31,6 +31,14 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--pause-ms", c->pause_ms, "how long a pause lasts")->capture_default_str();
   cmd->add_option("--nemesis-interval", c->nemesis_interval_ms, "ms between the starts of faults")
       ->capture_default_str();
+  cmd->add_option("--restart-ms", c->restart_ms,
+                  "kill-server, kill-client: how long a killed process stays down (0: restart at once)")
+      ->capture_default_str();
+  cmd->add_option("--clock-max-ms", c->clock_max_ms, "largest wall-clock offset a clock fault sets")
+      ->capture_default_str();
+  cmd->add_option("--replay", c->replay,
+                  "rerun a stored run: its config.json, and its recorded faults at the same offsets "
+                  "(only --store and --name may be given with it)");
   cmd->add_option("--op-timeout-ms", c->op_timeout_ms,
                   "deadline of one client op; past it the op is info (default: max(5000, pause + 2000))");
   cmd->add_option("--max-info", c->max_info,
@@ -44,7 +52,19 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--seed", c->seed, "seed of the generator and the nemesis schedule (default: random, recorded)");
   cmd->add_option("--store", c->store, "where runs are kept")->capture_default_str();
   cmd->add_option("--name", c->name, "test name (default: backend-workload-faults-resource)");
-  cmd->callback([c] { throw CLI::RuntimeError(run_test(*c, std::cout, std::cerr)); });
+  cmd->callback([c, cmd] {
+    if (!c->replay.empty()) {
+      for (const CLI::Option* o : cmd->get_options()) {
+        const std::string name = o->get_name();
+        if (o->count() > 0 && name != "--replay" && name != "--store" && name != "--name") {
+          std::cerr << "fencecheck run: " << name
+                    << " cannot be given with --replay, which takes every option from the run it replays\n";
+          throw CLI::RuntimeError(3);
+        }
+      }
+    }
+    throw CLI::RuntimeError(run_test(*c, std::cout, std::cerr));
+  });
 }
 
 }  // namespace fencecheck

@@ -9,7 +9,9 @@
 
 #include "backends/registry.h"
 #include "platform/runtime.h"
+#include "nemesis/clock/node_clocks.h"
 #include "nemesis/nemesis.h"
+#include "platform/errors.h"
 #include "workloads/workload.h"
 
 namespace fencecheck {
@@ -36,6 +38,8 @@ void RunConfig::resolve() {
     }
   }
   if (!seed) seed = std::random_device{}() * 4294967296ULL + std::random_device{}();
+  std::error_code ec;
+  clocks_available = NodeClocks::find_library(std::filesystem::read_symlink("/proc/self/exe", ec)).has_value();
   if (name.empty()) {
     name = backend + "-" + workload + "-" + (nemesis.empty() ? "none" : join(nemesis, "+")) + "-" + resource;
   }
@@ -58,8 +62,12 @@ std::optional<std::string> RunConfig::problem() const {
     if (info->needs_net && runtime == "local") {
       return "fault \"" + f + "\" cuts the network, which needs the netns runtime: run as root without --runtime local";
     }
-    if (info->needs_clocks) {
-      return "fault \"" + f + "\" shifts node clocks, which this build cannot do yet";
+    if (info->needs_clocks && !clocks_available) {
+      return "fault \"" + f + "\" shifts node clocks, but libfcclock.so is not beside the fencecheck "
+             "binary: rebuild (scripts/build.sh)";
+    }
+    if (info->needs_leader && !b->has_leader) {
+      return "fault \"" + f + "\" cuts off the leader, but backend " + backend + " has none";
     }
   }
   if (resource != "fenced" && resource != "unfenced") {
@@ -82,6 +90,8 @@ std::optional<std::string> RunConfig::problem() const {
            std::to_string(time_limit_s) + " s)";
   }
   if (nemesis_interval_ms <= 0) return "--nemesis-interval must be positive";
+  if (restart_ms < 0) return "--restart-ms must not be negative";
+  if (clock_max_ms <= 0) return "--clock-max-ms must be positive";
   if (op_timeout_ms <= 0) return "--op-timeout-ms must be positive";
   if (max_info < 1) return "--max-info must be at least 1";
   if (stall_ms <= 0) return "--stall-ms must be positive";
@@ -105,6 +115,8 @@ nlohmann::json RunConfig::to_json() const {
           {"ttl_ms", ttl_ms},
           {"pause_ms", pause_ms},
           {"nemesis_interval_ms", nemesis_interval_ms},
+          {"restart_ms", restart_ms},
+          {"clock_max_ms", clock_max_ms},
           {"op_timeout_ms", op_timeout_ms},
           {"max_info", max_info},
           {"stall_ms", stall_ms},
@@ -112,6 +124,45 @@ nlohmann::json RunConfig::to_json() const {
           {"seed", seed ? nlohmann::json(*seed) : nlohmann::json()},
           {"store", store},
           {"name", name}};
+}
+
+RunConfig RunConfig::from_json(const nlohmann::json& j, const std::string& file) {
+  auto get = [&](const char* field, auto& out) {
+    if (!j.is_object() || !j.contains(field)) throw InputError(file, 0, field, "missing");
+    try {
+      j.at(field).get_to(out);
+    } catch (const nlohmann::json::exception& e) {
+      throw InputError(file, 0, field, "has the wrong type: " + j.at(field).dump());
+    }
+  };
+  RunConfig c;
+  std::map<std::string, std::string> options;
+  get("backend", c.backend);
+  get("backend_options", options);
+  for (const auto& [k, v] : options) c.backend_opts.push_back(k + "=" + v);
+  get("workload", c.workload);
+  get("nemesis", c.nemesis);
+  if (c.nemesis.empty()) c.nemesis = {"none"};
+  get("resource", c.resource);
+  get("runtime", c.runtime);
+  get("concurrency", c.concurrency);
+  get("keys", c.keys);
+  get("hold_ms", c.hold_ms);
+  get("ttl_ms", c.ttl_ms);
+  get("pause_ms", c.pause_ms);
+  get("nemesis_interval_ms", c.nemesis_interval_ms);
+  get("restart_ms", c.restart_ms);
+  get("clock_max_ms", c.clock_max_ms);
+  get("op_timeout_ms", c.op_timeout_ms);
+  get("max_info", c.max_info);
+  get("stall_ms", c.stall_ms);
+  get("time_limit_s", c.time_limit_s);
+  std::uint64_t seed = 0;
+  get("seed", seed);
+  c.seed = seed;
+  get("store", c.store);
+  get("name", c.name);
+  return c;
 }
 
 std::vector<std::string> RunConfig::repro_args() const {
@@ -127,6 +178,7 @@ std::vector<std::string> RunConfig::repro_args() const {
           "--concurrency", std::to_string(concurrency), "--keys", std::to_string(keys),
           "--hold-ms", std::to_string(hold_ms), "--ttl-ms", std::to_string(ttl_ms),
           "--pause-ms", std::to_string(pause_ms), "--nemesis-interval", std::to_string(nemesis_interval_ms),
+          "--restart-ms", std::to_string(restart_ms), "--clock-max-ms", std::to_string(clock_max_ms),
           "--op-timeout-ms", std::to_string(op_timeout_ms), "--max-info", std::to_string(max_info),
           "--stall-ms", std::to_string(stall_ms), "--time-limit", num(time_limit_s),
           "--seed", std::to_string(seed.value_or(0)), "--name", name,

@@ -64,11 +64,18 @@ void update_latest(const fs::path& store, const fs::path& run_dir) {
   if (ec) throw HarnessError("cannot update " + (store / "latest").string() + ": " + ec.message());
 }
 
-void write_repro(const fs::path& run_dir, const fs::path& exe, const std::vector<std::string>& args) {
-  std::string cmd = "exec " + shell_quote(exe.string()) + " run";
-  for (const auto& a : args) cmd += " " + shell_quote(a);
-  std::string text = "#!/bin/sh\n# Reruns this test: same options, same seed. Extra arguments are appended.\n" +
-                     cmd + " \"$@\"\n";
+void write_repro(const fs::path& run_dir, const fs::path& exe, const std::vector<std::string>& args,
+                 const fs::path& store) {
+  std::string draw = shell_quote(exe.string()) + " run";
+  for (const auto& a : args) draw += " " + shell_quote(a);
+  std::string text =
+      "#!/bin/sh\n"
+      "# Reruns this test: the same options and seed, and the faults this run recorded applied\n"
+      "# again at the same offsets to the same nodes (--replay). Extra arguments are appended\n"
+      "# (--store, --name). To draw the faults afresh from the same seed instead:\n"
+      "#   " + draw + "\n"
+      "exec " + shell_quote(exe.string()) + " run --replay \"$(cd \"$(dirname \"$0\")\" && pwd)\" --store " +
+      shell_quote(fs::absolute(store).string()) + " \"$@\"\n";
   fs::path path = run_dir / "repro.sh";
   write_file_atomically(path, text);
   ::chmod(path.c_str(), 0755);

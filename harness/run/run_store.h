@@ -13,8 +13,9 @@ namespace fencecheck {
 std::filesystem::path create_run_dir(const std::filesystem::path& store, const std::string& name);
 // Points <store>/latest at run_dir (atomically replacing an older link).
 void update_latest(const std::filesystem::path& store, const std::filesystem::path& run_dir);
-// Writes repro.sh: the exact command that reruns this test, executable.
+// Writes repro.sh, executable: `fencecheck run --replay <its own directory>` into store,
+// and as a comment the plain command (args) that draws the faults afresh from the seed.
 void write_repro(const std::filesystem::path& run_dir, const std::filesystem::path& exe,
-                 const std::vector<std::string>& args);
+                 const std::vector<std::string>& args, const std::filesystem::path& store);
 
 }  // namespace fencecheck

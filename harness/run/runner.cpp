@@ -5,12 +5,14 @@
 
 #include <csignal>
 #include <filesystem>
+#include <fstream>
 #include <future>
 #include <iostream>
 #include <mutex>
 #include <thread>
 
 #include "backends/registry.h"
+#include "checkers/history_reader.h"
 #include "harness/results.h"
 #include "harness/run/bench_health.h"
 #include "harness/run/client_session.h"
@@ -19,6 +21,7 @@
 #include "harness/run/progress.h"
 #include "harness/run/run_store.h"
 #include "harness/run/worker_pool.h"
+#include "nemesis/clock/node_clocks.h"
 #include "nemesis/schedule.h"
 #include "platform/atomic_file.h"
 #include "platform/run_state.h"
@@ -75,6 +78,8 @@ class Runner {
   void final_reads(std::vector<std::unique_ptr<WorkerSession>>& sessions);
   void teardown() noexcept;
   int judge();
+  RunConfig replayed_config() const;
+  std::vector<ReplayLine> replay_lines() const;
   int publish(CheckReport report, const CheckRequest& req);
   void check_interrupt() const {
     if (interrupts() > 0) throw InterruptedDuringSetup{};
@@ -101,7 +106,7 @@ class Runner {
   SteadyTime time_;
   std::unique_ptr<RuntimeNet> net_;
   std::unique_ptr<ServerProcesses> server_processes_;
-  FixedClocks clocks_;
+  std::unique_ptr<Clocks> clocks_;
   std::unique_ptr<HistoryFaultLog> fault_log_;
   std::unique_ptr<NemesisContext> nemesis_ctx_;
   std::unique_ptr<NemesisSchedule> schedule_;
@@ -109,6 +114,14 @@ class Runner {
 };
 
 int Runner::run() {
+  if (!c_.replay.empty()) {
+    try {
+      c_ = replayed_config();
+    } catch (const std::exception& e) {
+      err_ << "fencecheck run: --replay: " << e.what() << "\n";
+      return kExitHarnessOrInput;
+    }
+  }
   c_.resolve();
   if (auto problem = c_.problem()) {
     err_ << "fencecheck run: " << *problem << "\n";
@@ -143,11 +156,17 @@ int Runner::run() {
 
 void Runner::set_up() {
   exe_ = fs::read_symlink("/proc/self/exe");
+  state_ = std::make_unique<RunState>(RunState::new_run_id());
+  control_dir_ = fs::temp_directory_path() / ("fc-" + state_->run_id());
+  state_->add_path(control_dir_);
+  if (::mkdir(control_dir_.c_str(), 0700) != 0) {
+    throw HarnessError("cannot create control directory " + control_dir_.string());
+  }
   dir_ = create_run_dir(c_.store, c_.name);
   nlohmann::json config = c_.to_json();
   config["command"] = c_.repro_args();
   write_file_atomically(dir_ / "config.json", config.dump(2) + "\n");
-  write_repro(dir_, exe_, c_.repro_args());
+  write_repro(dir_, exe_, c_.repro_args(), c_.store);
   out_ << "fencecheck run: " << c_.name << " (seed " << *c_.seed << ", runtime " << c_.runtime
        << ") in " << dir_.string() << "\n";
   t0_ = HistoryRecorder::monotonic_ns();
@@ -156,11 +175,6 @@ void Runner::set_up() {
   check_interrupt();
   start_resource();
   check_interrupt();
-  control_dir_ = fs::temp_directory_path() / ("fc-" + state_->run_id());
-  state_->add_path(control_dir_);
-  if (::mkdir(control_dir_.c_str(), 0700) != 0) {
-    throw HarnessError("cannot create control directory " + control_dir_.string());
-  }
   workers_ = std::make_unique<WorkerPool>(
       *runtime_,
       WorkerSetup{exe_, control_dir_, dir_ / "nodes", c_.backend, server_->client_config(), resource_address_},
@@ -170,12 +184,22 @@ void Runner::set_up() {
 }
 
 void Runner::start_nodes() {
-  state_ = std::make_unique<RunState>(RunState::new_run_id());
   runtime_ = make_runtime(c_.runtime, state_->run_id(), *state_);
   std::vector<std::string> nodes = backend_->server_nodes;
   nodes.push_back("r1");
   nodes.insert(nodes.end(), clients_.begin(), clients_.end());
   runtime_->create(nodes);
+  // Every process of a server or client node reads its wall clock through the offset
+  // library, so that clock faults can shift it; the resource node keeps the host's.
+  if (auto library = NodeClocks::find_library(exe_)) {
+    std::vector<std::string> shifted = backend_->server_nodes;
+    shifted.insert(shifted.end(), clients_.begin(), clients_.end());
+    auto clocks = std::make_unique<NodeClocks>(*library, control_dir_ / "clock", shifted);
+    runtime_->set_spec_decorator([c = clocks.get()](ProcessSpec& spec) { c->decorate(spec); });
+    clocks_ = std::move(clocks);
+  } else {
+    clocks_ = std::make_unique<FixedClocks>();
+  }
   server_ = backend_->make_server(c_.backend_options);
   server_->setup(*runtime_, dir_ / "nodes");
 }
@@ -203,10 +227,15 @@ void Runner::run_clients() {
   server_processes_ = std::make_unique<ServerProcesses>(*server_);
   fault_log_ = std::make_unique<HistoryFaultLog>(*history_);
   nemesis_ctx_ = std::make_unique<NemesisContext>(
-      NemesisContext{*net_, *server_processes_, *workers_, clocks_, *fault_log_, time_});
-  schedule_ = std::make_unique<NemesisSchedule>(c_.nemesis, milliseconds(c_.nemesis_interval_ms),
-                                                *c_.seed, *nemesis_ctx_,
-                                                FaultOptions{milliseconds(c_.pause_ms)});
+      NemesisContext{*net_, *server_processes_, *workers_, *clocks_, *fault_log_, time_});
+  FaultOptions fault_options{milliseconds(c_.pause_ms), milliseconds(c_.restart_ms),
+                             milliseconds(c_.clock_max_ms)};
+  if (c_.replay.empty()) {
+    schedule_ = std::make_unique<NemesisSchedule>(c_.nemesis, milliseconds(c_.nemesis_interval_ms),
+                                                  *c_.seed, *nemesis_ctx_, fault_options);
+  } else {
+    schedule_ = std::make_unique<NemesisSchedule>(c_.nemesis, replay_lines(), *nemesis_ctx_, fault_options);
+  }
   SessionShared shared{*history_, *workers_, *health_, running, next_process, next_element,
                        [this](const std::string& node) { schedule_->on_acquired(node); },
                        milliseconds(c_.ttl_ms), milliseconds(c_.op_timeout_ms), c_.max_info};
@@ -296,6 +325,7 @@ void Runner::teardown() noexcept {
   server_.reset();
   if (runtime_) runtime_->destroy();  // every process stopped, every namespace removed
   runtime_.reset();
+  clocks_.reset();
   if (!control_dir_.empty()) {
     std::error_code ec;
     fs::remove_all(control_dir_, ec);
@@ -307,6 +337,37 @@ void Runner::teardown() noexcept {
   }
   history_.reset();  // closes history.jsonl
   state_.reset();    // the run cleaned up after itself: its state file goes
+}
+
+// The stored run's configuration; only the store and the name may differ.
+RunConfig Runner::replayed_config() const {
+  fs::path file = fs::path(c_.replay) / "config.json";
+  std::ifstream in(file);
+  if (!in) throw HarnessError("cannot read " + file.string() + ": is " + c_.replay + " a run directory?");
+  nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  if (j.is_discarded()) throw InputError(file.string(), 0, "", "not JSON");
+  RunConfig c = RunConfig::from_json(j, file.string());
+  c.replay = fs::absolute(c_.replay).string();
+  c.store = c_.store;
+  if (!c_.name.empty()) c.name = c_.name;
+  return c;
+}
+
+// The stored run's nemesis lines, due at the same offsets from this run's start.
+std::vector<ReplayLine> Runner::replay_lines() const {
+  std::vector<ReplayLine> lines;
+  HistoryReader reader((fs::path(c_.replay) / "history.jsonl").string());
+  Event e;
+  while (reader.next(e)) {
+    if (!e.is_nemesis()) continue;
+    nlohmann::json value = nlohmann::json::parse(e.value, nullptr, false);
+    if (!value.is_object() || !value.contains("fault")) {
+      throw InputError(c_.replay + "/history.jsonl", e.line, "value.fault", "a nemesis line to replay must name its fault");
+    }
+    TimeSource::Instant at{std::chrono::nanoseconds(t0_ + e.time)};
+    lines.push_back({at, e.f_name, std::move(value)});
+  }
+  return lines;
 }
 
 // Writes results.json and prints the summary; returns the exit code.

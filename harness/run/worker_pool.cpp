@@ -19,8 +19,10 @@ WorkerPool::Worker WorkerPool::current(const std::string& node) const {
   return it == workers_.end() ? Worker{} : it->second;
 }
 
-std::shared_ptr<WorkerHandle> WorkerPool::handle(const std::string& node) const {
-  return current(node).handle;
+std::shared_ptr<WorkerHandle> WorkerPool::handle(const std::string& node, std::uint64_t* generation) const {
+  Worker w = current(node);
+  if (generation != nullptr) *generation = w.generation;
+  return w.handle;
 }
 
 Process* WorkerPool::process(const std::string& node) const { return current(node).process; }
@@ -38,7 +40,7 @@ void WorkerPool::start(const std::string& node) {
     throw HarnessError("worker on " + node + " did not start: " + e.what() + "\n" + p.log_tail());
   }
   std::lock_guard lock(mu_);
-  workers_[node] = Worker{&p, std::move(handle)};
+  workers_[node] = Worker{&p, std::move(handle), ++generations_[node]};
 }
 
 void WorkerPool::pause(const std::string& node) {
@@ -57,6 +59,18 @@ void WorkerPool::kill(const std::string& node) {
     workers_.erase(node);  // sessions see the node down from now on
   }
   w.process->crash();
+}
+
+void WorkerPool::stop(const std::string& node) {
+  Worker w = current(node);
+  if (w.process == nullptr) return;
+  {
+    std::lock_guard lock(mu_);
+    workers_.erase(node);
+  }
+  w.process->expect_exit();
+  w.handle->shutdown(milliseconds(1000));
+  w.process->stop(milliseconds(2000));
 }
 
 void WorkerPool::shutdown_all(milliseconds timeout) {

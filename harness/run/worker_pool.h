@@ -41,7 +41,9 @@ class WorkerPool final : public NodeProcesses {
   // Starts every node's worker. Throws HarnessError naming the node, with its log tail.
   void start_all();
   // The node's current worker; nullptr while it is down (killed, not started again).
-  std::shared_ptr<WorkerHandle> handle(const std::string& node) const;
+  // generation: how many workers this node has had (1 for the first), so that a session
+  // notices that its worker was replaced between two ops.
+  std::shared_ptr<WorkerHandle> handle(const std::string& node, std::uint64_t* generation = nullptr) const;
   Process* process(const std::string& node) const;  // nullptr while down
   // Asks every worker to exit (up to timeout each); the Runtime stops what remains.
   void shutdown_all(std::chrono::milliseconds timeout);
@@ -51,12 +53,14 @@ class WorkerPool final : public NodeProcesses {
   void pause(const std::string& node) override;
   void resume(const std::string& node) override;
   void kill(const std::string& node) override;
+  void stop(const std::string& node) override;  // asks the worker to exit, then stops it
   void start(const std::string& node) override;
 
  private:
   struct Worker {
     Process* process = nullptr;
     std::shared_ptr<WorkerHandle> handle;
+    std::uint64_t generation = 0;
   };
   Worker current(const std::string& node) const;
 
@@ -65,6 +69,7 @@ class WorkerPool final : public NodeProcesses {
   const std::vector<std::string> nodes_;
   mutable std::mutex mu_;
   std::map<std::string, Worker> workers_;
+  std::map<std::string, std::uint64_t> generations_;
 };
 
 }  // namespace fencecheck

@@ -153,9 +153,11 @@ proto::InvokeReply WorkerOps::read(Session& s, const DecodedOp& op) {
   proto::ReadRequest rr;
   rr.set_key(op.key);
   rr.set_client(s.node);
+  if (op.token) rr.set_token(*op.token);
   proto::ReadReply out;
   grpc::Status st = call_resource(s, &proto::Resource::Stub::Read, rr, out);
   if (!st.ok()) return from_resource_error(st);
+  if (!out.accepted()) return make_reply(Reply::FAIL, "rejected by the resource: " + out.reason());
   Reply r = make_reply(Reply::OK);
   r.mutable_read()->set_value_json(out.value_json());
   return r;

@@ -31,13 +31,26 @@ TEST(CheckCli, ExampleRunIsInvalidWithExit1) {
   EXPECT_EQ(results["checkers"]["resource"]["count"], 2);
 }
 
-TEST(CheckCli, ValidRunDirectoryExits0AndWritesResultsThere) {
+TEST(CheckCli, ValidHistoryDirectoryExits0AndWritesOnlyWhereOutSays) {
   HistoryBuilder h;
   h.acquire(1, "l0", 0, 1, 1).release(1, "l0", 2, 3, 1);
   h.history_path();
   auto r = fencecheck("check " + h.dir());
   EXPECT_EQ(r.code, 0) << r.out;
-  EXPECT_TRUE(std::filesystem::exists(h.dir() + "/results.json"));
+  EXPECT_FALSE(std::filesystem::exists(h.dir() + "/results.json")) << "check prints; it writes only with --out";
+  auto out = fencecheck("check " + h.dir() + " --out " + h.dir() + "/judged.json");
+  EXPECT_EQ(out.code, 0) << out.out;
+  EXPECT_TRUE(std::filesystem::exists(h.dir() + "/judged.json"));
+}
+
+TEST(CheckCli, ARunDirectoryWithoutItsRunBlockDidNotFinishAndIsNeverValid) {
+  HistoryBuilder h;
+  h.acquire(1, "l0", 0, 1, 1).release(1, "l0", 2, 3, 1);
+  h.history_path();
+  std::ofstream(h.dir() + "/config.json") << "{}";  // a run directory: made by `fencecheck run`
+  auto r = fencecheck("check " + h.dir());
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("the run did not finish"), std::string::npos) << r.out;
 }
 
 TEST(CheckCli, JsonPrintsResults) {

@@ -25,6 +25,7 @@ struct Signal {
 struct Recorded {
   std::string f;
   nlohmann::json value;
+  TimeSource::Instant at;  // the ManualTime when it was recorded
 };
 
 class FakeNemesisEnv {
@@ -78,7 +79,11 @@ class FakeNemesisEnv {
     void pause(const std::string& node) override { env_.add_signal(node, SIGSTOP); }
     void resume(const std::string& node) override { env_.add_signal(node, SIGCONT); }
     void kill(const std::string& node) override { env_.add_signal(node, SIGKILL); }
+    void stop(const std::string& node) override { env_.add_signal(node, SIGTERM); }
     void start(const std::string& node) override { env_.add_signal(node, 0); }
+    std::optional<std::string> leader() const override {
+      return nodes_.empty() ? std::nullopt : std::optional(nodes_.front());
+    }
 
    private:
     FakeNemesisEnv& env_;
@@ -114,7 +119,7 @@ class FakeNemesisEnv {
     explicit Log(FakeNemesisEnv& env) : env_(env) {}
     void record(const std::string& f, const nlohmann::json& value) override {
       std::lock_guard lock(env_.mu_);
-      env_.records_.push_back({f, value});
+      env_.records_.push_back({f, value, env_.time.now()});
     }
 
    private:

@@ -36,10 +36,12 @@ TEST_F(PauseFixture, HolderArmsThenPausesExactlyTheAcquiringNodeOnce) {
   EXPECT_EQ(signals[0].node, "c3");
   EXPECT_EQ(signals[0].sig, SIGSTOP);
   auto records = env.records();
-  ASSERT_EQ(records.size(), 1u);
-  EXPECT_EQ(records[0].f, "pause");
-  EXPECT_EQ(records[0].value["fault"], "pause-holder");
-  EXPECT_EQ(records[0].value["targets"], nlohmann::json::array({"c3"}));
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(records[0].f, "arm") << "the arming instant is recorded, for replays";
+  EXPECT_EQ(records[0].value, nlohmann::json({{"fault", "pause-holder"}, {"ms", 50}}));
+  EXPECT_EQ(records[1].f, "pause");
+  EXPECT_EQ(records[1].value["fault"], "pause-holder");
+  EXPECT_EQ(records[1].value["targets"], nlohmann::json::array({"c3"}));
   EXPECT_EQ(nemesis.describe_active(), std::vector<std::string>{"pause-holder c3"});
 }
 
@@ -61,11 +63,11 @@ TEST_F(PauseFixture, ResumesOnlyAfterThePauseDuration) {
   EXPECT_EQ(signals[1].sig, SIGCONT);
   EXPECT_EQ(signals[1].node, "c2");
   auto records = env.records();
-  ASSERT_EQ(records.size(), 2u);
-  EXPECT_EQ(records[0].f, "pause");
-  EXPECT_EQ(records[1].f, "resume");
-  EXPECT_EQ(records[1].value["fault"], "pause-holder");
-  EXPECT_EQ(records[1].value["targets"], nlohmann::json::array({"c2"}));
+  ASSERT_EQ(records.size(), 3u);
+  EXPECT_EQ(records[1].f, "pause");
+  EXPECT_EQ(records[2].f, "resume");
+  EXPECT_EQ(records[2].value["fault"], "pause-holder");
+  EXPECT_EQ(records[2].value["targets"], nlohmann::json::array({"c2"}));
   EXPECT_FALSE(nemesis.active());
   EXPECT_TRUE(nemesis.describe_active().empty());
 
@@ -134,7 +136,27 @@ TEST_F(PauseFixture, HealDisarmsTheHolderPause) {
   EXPECT_FALSE(nemesis.active());
   nemesis.on_acquired("c1");
   EXPECT_TRUE(env.signals().empty());
-  EXPECT_TRUE(env.records().empty()) << "nothing was in force, nothing to record";
+  ASSERT_EQ(env.records().size(), 1u) << "only the arming: no pause was in force";
+  EXPECT_EQ(env.records()[0].f, "arm");
+}
+
+TEST_F(PauseFixture, ReplayPausesTheSameNodeForTheSameTimeAndReArmsTheHolder) {
+  nemesis.replay("pause", {{"fault", "pause-server"}, {"targets", {"n2"}}, {"ms", 70}});
+  EXPECT_EQ(env.stopped_nodes(), std::vector<std::string>{"n2"});
+  env.time.advance(milliseconds(69));
+  nemesis.tick();
+  EXPECT_TRUE(nemesis.active());
+  env.time.advance(milliseconds(1));
+  nemesis.tick();
+  EXPECT_FALSE(nemesis.active());
+  nemesis.replay("resume", {{"fault", "pause-server"}, {"targets", {"n2"}}});  // follows by itself
+  EXPECT_TRUE(env.every_stop_resumed_in_order());
+
+  nemesis.replay("arm", {{"fault", "pause-holder"}, {"ms", 30}});
+  nemesis.replay("pause", {{"fault", "pause-holder"}, {"targets", {"c1"}}, {"ms", 30}});  // no-op
+  nemesis.on_acquired("c4");  // whoever acquires next is paused, as in the original run
+  EXPECT_EQ(env.stopped_nodes(), (std::vector<std::string>{"n2", "c4"}));
+  EXPECT_THROW(nemesis.replay("partition", {{"fault", "pause-client"}}), std::invalid_argument);
 }
 
 TEST(PauseNemesis, NoServerNodesMeansNoPause) {

@@ -27,25 +27,40 @@ TEST(FaultRegistry, UnknownNamesAreNull) {
 }
 
 TEST(FaultRegistry, NamesListEveryFault) {
-  EXPECT_EQ(fault_names(), "pause-holder, pause-client, pause-server");
+  EXPECT_EQ(fault_names().rfind("pause-holder, pause-client, pause-server, partition-halves", 0), 0u)
+      << fault_names();
   std::string listed = fault_names();
   for (const auto& f : fault_registry()) EXPECT_NE(listed.find(f.name), std::string::npos) << f.name;
 }
 
 TEST(FaultRegistry, EveryFaultsFactoryMakesANemesisThatRunsIt) {
-  FakeNemesisEnv env({"c1"}, {"n1"});
+  FakeNemesisEnv env({"c1", "c2"}, {"n1", "n2", "n3"});
+  const FaultOptions options{std::chrono::milliseconds(100), std::chrono::milliseconds(100),
+                             std::chrono::milliseconds(1000)};
   for (const auto& f : fault_registry()) {
-    ASSERT_TRUE(f.make) << f.name;
-    std::unique_ptr<Nemesis> n = f.make(env.ctx, FaultOptions{});
-    ASSERT_NE(n, nullptr) << f.name;
+    SCOPED_TRACE(f.name);
+    ASSERT_TRUE(f.make);
+    std::unique_ptr<Nemesis> n = f.make(env.ctx, options);
+    ASSERT_NE(n, nullptr);
+    std::size_t before = env.records().size();
     std::mt19937_64 rng(1);
     n->start(f.name, rng);
     n->on_acquired("c1");
-    EXPECT_TRUE(n->active()) << f.name;
+    ASSERT_GT(env.records().size(), before) << "a fault always records what it did";
+    const nlohmann::json first = env.records()[before].value;
+    EXPECT_EQ(first["fault"], f.name) << "every nemesis line names its fault";
+    bool instant = f.name == "clock-reset" || f.name == "restart-server";
+    EXPECT_EQ(n->active(), !instant);
     n->heal();
-    EXPECT_FALSE(n->active()) << f.name;
+    EXPECT_FALSE(n->active());
   }
   EXPECT_TRUE(env.every_stop_resumed_in_order());
+  EXPECT_EQ(env.cuts().back(), Grudge{}) << "the last partition was healed";
+}
+
+TEST(FaultRegistry, FamiliesOfListsEachFamilyOnceInRegistryOrder) {
+  EXPECT_EQ(families_of({"kill-server", "pause-client", "clock-bump", "pause-holder", "bogus"}),
+            (std::vector<std::string>{"pause", "clock", "crash"}));
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <stdexcept>
 #include <thread>
 
@@ -38,31 +39,76 @@ TEST(NemesisSchedule, NoFaultsNeverStartsAnything) {
   EXPECT_TRUE(s.describe_active().empty());
 }
 
-TEST(NemesisSchedule, FaultsStartOneIntervalApartAndEndOnTime) {
+// Jepsen's shape: each family alternates a recovery window and a fault, each window and
+// each hold of an open-ended fault U[0, 2 × interval); families run concurrently.
+TEST(NemesisSchedule, FamiliesAlternateRecoveryWindowsAndFaultsConcurrently) {
   FakeNemesisEnv env(kClients, kServers);
-  NemesisSchedule s({"pause-client"}, milliseconds(100), 1, env.ctx, FaultOptions{milliseconds(30)});
-  run_for(env, s, 9);  // 90 ms: the first interval has not passed
-  EXPECT_TRUE(env.signals().empty());
-  run_for(env, s, 1);  // 100 ms: the first pause
-  ASSERT_EQ(env.stopped_nodes().size(), 1u);
-  run_for(env, s, 2);  // 120 ms: still paused
-  EXPECT_EQ(env.signals().size(), 1u);
-  run_for(env, s, 1);  // 130 ms: 30 ms of pause are over
-  ASSERT_EQ(env.signals().size(), 2u);
-  EXPECT_EQ(env.signals()[1].sig, SIGCONT);
-  run_for(env, s, 6);  // 190 ms: the next pause comes an interval after the last start
-  EXPECT_EQ(env.stopped_nodes().size(), 1u);
-  run_for(env, s, 1);  // 200 ms
-  EXPECT_EQ(env.stopped_nodes().size(), 2u);
+  const milliseconds interval(100), pause(50);
+  NemesisSchedule s({"partition-halves", "pause-client"}, interval, 1, env.ctx, FaultOptions{pause});
+  run_for(env, s, 1000);  // 10 s in 10 ms steps
   s.stop();
-  EXPECT_TRUE(env.every_stop_resumed_in_order());
   auto records = env.records();
-  for (std::size_t i = 0; i < records.size(); ++i) {
-    EXPECT_EQ(records[i].f, i % 2 == 0 ? "pause" : "resume") << "record " << i;
+  std::map<std::string, std::vector<Recorded>> by_family;
+  for (const auto& r : records) by_family[r.value["fault"] == "pause-client" ? "pause" : "partition"].push_back(r);
+  ASSERT_GT(by_family["pause"].size(), 20u);
+  ASSERT_GT(by_family["partition"].size(), 20u);
+  const auto slack = milliseconds(10);  // one poll
+  for (auto& [family, lines] : by_family) {
+    SCOPED_TRACE(family);
+    const std::string start = family == "pause" ? "pause" : "partition";
+    const std::string end = family == "pause" ? "resume" : "heal";
+    TimeSource::Instant last_end = lines.front().at;
+    for (std::size_t i = 0; i + 1 < lines.size(); i += 2) {
+      ASSERT_EQ(lines[i].f, start) << i;
+      ASSERT_EQ(lines[i + 1].f, end) << i;
+      auto held = lines[i + 1].at - lines[i].at;
+      if (family == "pause") {
+        EXPECT_EQ(held, pause) << "a pause lasts exactly --pause-ms";
+      } else {
+        EXPECT_LE(held, 2 * interval + slack) << "an open-ended fault is healed within 2 × interval";
+      }
+      if (i > 0) {
+        EXPECT_LE(lines[i].at - last_end, 2 * interval + slack) << "recovery window";
+      }
+      last_end = lines[i + 1].at;
+    }
   }
-  for (const auto& node : env.stopped_nodes()) {
-    EXPECT_NE(std::find(kClients.begin(), kClients.end(), node), kClients.end()) << node;
+  // Concurrency: some pause began while a partition was in force.
+  bool overlapped = false;
+  bool cut = false;
+  for (const auto& r : records) {
+    if (r.f == "partition") cut = true;
+    if (r.f == "heal") cut = false;
+    overlapped |= cut && r.f == "pause";
   }
+  EXPECT_TRUE(overlapped);
+  EXPECT_TRUE(env.every_stop_resumed_in_order());
+  EXPECT_EQ(env.cuts().back(), Grudge{});
+}
+
+TEST(NemesisSchedule, ReplayAppliesRecordedLinesAtTheirInstants) {
+  FakeNemesisEnv env(kClients, kServers);
+  TimeSource::Instant t0 = env.time.now();
+  nlohmann::json grudge = {{"n1", {"c1"}}, {"c1", {"n1"}}};
+  std::vector<ReplayLine> lines = {
+      {t0 + milliseconds(30), "partition", {{"fault", "partition-one"}, {"grudge", grudge}}},
+      {t0 + milliseconds(50), "pause", {{"fault", "pause-server"}, {"targets", {"n3"}}, {"ms", 40}}},
+      {t0 + milliseconds(80), "heal", {{"fault", "partition-one"}}},
+  };
+  NemesisSchedule s({"partition-one", "pause-server"}, lines, env.ctx, FaultOptions{});
+  run_for(env, s, 2);
+  EXPECT_TRUE(env.cuts().empty());
+  run_for(env, s, 1);  // 30 ms
+  ASSERT_EQ(env.cuts().size(), 1u);
+  EXPECT_EQ(env.cuts()[0], (Grudge{{"n1", {"c1"}}, {"c1", {"n1"}}}));
+  run_for(env, s, 2);  // 50 ms
+  EXPECT_EQ(env.stopped_nodes(), std::vector<std::string>{"n3"});
+  run_for(env, s, 3);  // 80 ms
+  EXPECT_EQ(env.cuts().back(), Grudge{});
+  run_for(env, s, 1);  // 90 ms: the 40 ms pause is over
+  EXPECT_TRUE(env.every_stop_resumed_in_order());
+  EXPECT_THROW(NemesisSchedule({"pause-server"}, lines, env.ctx, FaultOptions{}), std::invalid_argument)
+      << "a recorded fault the run does not have";
 }
 
 TEST(NemesisSchedule, StopHealsAPauseStillInForce) {
@@ -137,6 +183,7 @@ TEST(NemesisSchedule, AFaultThatCannotBeInjectedStopsTheSchedule) {
     void pause(const std::string&) override { throw HarnessError("cannot stop n1"); }
     void resume(const std::string&) override {}
     void kill(const std::string&) override {}
+    void stop(const std::string&) override {}
     void start(const std::string&) override {}
   } failing;
   NemesisContext ctx{env.ctx.net, failing, env.ctx.clients, env.ctx.clocks, env.ctx.log, env.time};

@@ -29,7 +29,7 @@ struct StoreFixture {
 
 TEST(FencedStore, NeverWrittenKeyReadsNull) {
   StoreFixture f(ResourceMode::kFenced);
-  EXPECT_EQ(f.store.read("k", "c1"), "null");
+  EXPECT_EQ(f.store.read("k", std::nullopt, "c1").value, "null");
 }
 
 TEST(FencedStore, FencedRejectsLowerTokenAllowsEqualAndHigher) {
@@ -38,11 +38,11 @@ TEST(FencedStore, FencedRejectsLowerTokenAllowsEqualAndHigher) {
   WriteOutcome stale = f.store.write("k", 4, "[2]", "c2");
   EXPECT_FALSE(stale.accepted);
   EXPECT_NE(stale.reason.find("stale token 4"), std::string::npos) << stale.reason;
-  EXPECT_EQ(f.store.read("k", "c1"), "[1]");
+  EXPECT_EQ(f.store.read("k", std::nullopt, "c1").value, "[1]");
   EXPECT_TRUE(f.store.write("k", 5, "[1,3]", "c1").accepted);
   EXPECT_TRUE(f.store.write("k", 9, "[1,3,4]", "c3").accepted);
   EXPECT_FALSE(f.store.write("k", 8, "[0]", "c2").accepted);
-  EXPECT_EQ(f.store.read("k", "c1"), "[1,3,4]");
+  EXPECT_EQ(f.store.read("k", std::nullopt, "c1").value, "[1,3,4]");
 }
 
 TEST(FencedStore, RejectedWriteDoesNotRaiseHighestToken) {
@@ -67,7 +67,7 @@ TEST(FencedStore, UnfencedAcceptsEverything) {
   StoreFixture f(ResourceMode::kUnfenced);
   EXPECT_TRUE(f.store.write("k", 9, "[1]", "c1").accepted);
   EXPECT_TRUE(f.store.write("k", 1, "[2]", "c2").accepted);
-  EXPECT_EQ(f.store.read("k", "c1"), "[2]");
+  EXPECT_EQ(f.store.read("k", std::nullopt, "c1").value, "[2]");
 }
 
 TEST(FencedStore, KeysAreIndependent) {
@@ -75,8 +75,8 @@ TEST(FencedStore, KeysAreIndependent) {
   EXPECT_TRUE(f.store.write("a", 10, "1", "c1").accepted);
   EXPECT_TRUE(f.store.write("b", 1, "2", "c1").accepted);
   EXPECT_FALSE(f.store.write("a", 1, "3", "c1").accepted);
-  EXPECT_EQ(f.store.read("a", "c1"), "1");
-  EXPECT_EQ(f.store.read("b", "c1"), "2");
+  EXPECT_EQ(f.store.read("a", std::nullopt, "c1").value, "1");
+  EXPECT_EQ(f.store.read("b", std::nullopt, "c1").value, "2");
 }
 
 TEST(FencedStore, InvalidJsonValueIsRejectedAndLogged) {
@@ -87,15 +87,43 @@ TEST(FencedStore, InvalidJsonValueIsRejectedAndLogged) {
   ASSERT_EQ(lines.size(), 1u);
   EXPECT_TRUE(lines[0]["value"].is_null());
   EXPECT_FALSE(lines[0]["accepted"].get<bool>());
-  EXPECT_EQ(f.store.read("k", "c1"), "null");
+  EXPECT_EQ(f.store.read("k", std::nullopt, "c1").value, "null");
+}
+
+// Two overlapping holders each read, then write back what they read plus one element.
+// Fenced writes alone let the older holder write first and the newer one overwrite it: a
+// lost update. Fenced reads close that gap: the newer holder's read raises the bar, so
+// the older holder's write is refused.
+TEST(FencedStore, FencedReadsStopTheOverlappingReadModifyWrite) {
+  StoreFixture f(ResourceMode::kFenced);
+  ASSERT_TRUE(f.store.read("k", 1, "c1").accepted);  // the old holder reads []
+  ReadOutcome newer = f.store.read("k", 2, "c2");    // its lease ran out; the new holder reads
+  ASSERT_TRUE(newer.accepted);
+  EXPECT_EQ(newer.value, "null");
+  WriteOutcome old_write = f.store.write("k", 1, "[10]", "c1");
+  EXPECT_FALSE(old_write.accepted) << "the newer read raised the bar to token 2";
+  EXPECT_NE(old_write.reason.find("stale token 1 < highest accepted 2"), std::string::npos);
+  EXPECT_TRUE(f.store.write("k", 2, "[20]", "c2").accepted);
+  ReadOutcome stale = f.store.read("k", 1, "c1");
+  EXPECT_FALSE(stale.accepted);
+  EXPECT_EQ(stale.value, "");
+  EXPECT_EQ(f.lines().back()["token"], 1);
+  EXPECT_FALSE(f.lines().back()["accepted"].get<bool>());
+
+  StoreFixture open(ResourceMode::kUnfenced);  // without the fence the update is lost
+  open.store.read("k", 1, "c1");
+  open.store.read("k", 2, "c2");
+  EXPECT_TRUE(open.store.write("k", 1, "[10]", "c1").accepted);
+  EXPECT_TRUE(open.store.write("k", 2, "[20]", "c2").accepted);
+  EXPECT_EQ(open.store.read("k", std::nullopt, "c1").value, "[20]");
 }
 
 TEST(FencedStore, LogLinesFollowTheContract) {
   StoreFixture f(ResourceMode::kFenced);
-  f.store.read("k", "c1");
+  f.store.read("k", std::nullopt, "c1");
   f.store.write("k", 7, "[ 1 ]", "c1");
   f.store.write("k", 6, "[2]", "c2");
-  f.store.read("k", "c2");
+  f.store.read("k", std::nullopt, "c2");
   f.store.write("j", std::nullopt, "null", "c3");
   const std::vector<nlohmann::json> lines = f.lines();
   ASSERT_EQ(lines.size(), 5u);
@@ -123,7 +151,7 @@ TEST(FencedStore, StoresAndLogsTheCanonicalText) {
   StoreFixture f(ResourceMode::kFenced);
   EXPECT_TRUE(f.store.write("k", 1, R"( {"b": [1.0, 2.5], "a": "\u00e9"} )", "c1").accepted);
   const std::string canonical = "{\"a\":\"\xc3\xa9\",\"b\":[1,2.5]}";
-  EXPECT_EQ(f.store.read("k", "c1"), canonical);
+  EXPECT_EQ(f.store.read("k", std::nullopt, "c1").value, canonical);
   EXPECT_NE(f.log.str().find(",\"value\":" + canonical + ","), std::string::npos) << f.log.str();
 }
 

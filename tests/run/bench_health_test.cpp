@@ -79,10 +79,12 @@ TEST_F(BenchHealthTest, CrashesAndPausesTheNemesisAskedForAreNotProblems) {
 TEST_F(BenchHealthTest, AStopNoFaultAskedForIsAProblem) {
   BenchHealth health(*runtime_, history_, {milliseconds(60'000)});
   Process& p = spawn("server", "sleep 30");
+  // Under load a fresh process can spend seconds in exec (state D); stop it once it runs.
+  for (int i = 0; i < 1000 && os::process_state(p.pid()) != 'S'; ++i) std::this_thread::sleep_for(milliseconds(10));
   p.signal(SIGSTOP);  // someone else's SIGSTOP: Process::pause() was not called
   auto found = poll_until_problem(health);
   p.signal(SIGCONT);
-  ASSERT_EQ(found.size(), 1u);
+  ASSERT_EQ(found.size(), 1u) << "state " << os::process_state(p.pid());
   EXPECT_NE(found[0].find("is stopped (SIGSTOP) although no fault paused it"), std::string::npos) << found[0];
 }
 

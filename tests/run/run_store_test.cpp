@@ -72,18 +72,31 @@ std::string run_shell(const std::string& cmd) {
   return out;
 }
 
-TEST(RunStore, ReproScriptQuotesEveryArgument) {
+TEST(RunStore, ReproScriptReplaysItsOwnDirectoryWhereverItIsAndQuotes) {
   TempDir dir;
+  const fs::path run = dir.path() / "a run dir";
+  fs::create_directories(run);
   const std::vector<std::string> args = {"--name", "two words", "it's", "$HOME", "a\"b", "`id`", "", "*"};
-  write_repro(dir.path(), "/bin/echo", args);
-  fs::path script = dir.path() / "repro.sh";
+  write_repro(run, "/bin/echo", args, dir.path() / "the store");
+  fs::path script = run / "repro.sh";
   struct stat st {};
   ASSERT_EQ(::stat(script.c_str(), &st), 0);
   EXPECT_TRUE(st.st_mode & S_IXUSR) << "repro.sh must be executable";
-  run_shell("sh -n " + script.string());
+  run_shell("sh -n '" + script.string() + "'");
   // /bin/echo prints its arguments joined by spaces: exactly what the script passed.
-  std::string out = run_shell(script.string() + " --extra");
-  EXPECT_EQ(out, "run --name two words it's $HOME a\"b `id`  * --extra\n");
+  EXPECT_EQ(run_shell("'" + script.string() + "' --extra"),
+            "run --replay " + run.string() + " --store " + (dir.path() / "the store").string() + " --extra\n");
+  // Moved elsewhere, it replays the directory it is in now.
+  fs::rename(run, dir.path() / "moved");
+  EXPECT_EQ(run_shell("'" + (dir.path() / "moved" / "repro.sh").string() + "'"),
+            "run --replay " + (dir.path() / "moved").string() + " --store " + (dir.path() / "the store").string() + "\n");
+  // The plain command, every argument quoted, is kept as a comment that parses as shell.
+  std::ifstream in(dir.path() / "moved" / "repro.sh");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto at = text.find("#   ");
+  ASSERT_NE(at, std::string::npos) << text;
+  std::string plain = text.substr(at + 4, text.find('\n', at) - at - 4);
+  EXPECT_EQ(run_shell(plain), "run --name two words it's $HOME a\"b `id`  *\n");
 }
 
 TEST(RunStore, ReproScriptQuotesTheProgramPath) {
@@ -91,8 +104,8 @@ TEST(RunStore, ReproScriptQuotesTheProgramPath) {
   fs::path exe = dir.path() / "my fencecheck";
   std::ofstream(exe) << "#!/bin/sh\necho \"[$1][$2]\"\n";
   fs::permissions(exe, fs::perms::owner_all);
-  write_repro(dir.path(), exe, {"a b"});
-  EXPECT_EQ(run_shell((dir.path() / "repro.sh").string()), "[run][a b]\n");
+  write_repro(dir.path(), exe, {"a b"}, "/s");
+  EXPECT_EQ(run_shell((dir.path() / "repro.sh").string()), "[run][--replay]\n");
 }
 
 }  // namespace

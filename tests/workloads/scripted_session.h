@@ -26,7 +26,9 @@ class ScriptedSession : public ClientSession {
 
   ScriptedSession(Script script, std::size_t budget) : script_(std::move(script)), budget_(budget) {}
 
-  OpResult invoke(OpFn f, const std::string& key, const nlohmann::json& value) override {
+  OpResult invoke(OpFn f, const std::string& key, const nlohmann::json& value,
+                  std::optional<std::int64_t> fence = std::nullopt) override {
+    fences.push_back(fence);
     // A workload that ignores running() would loop forever; fail loudly instead.
     if (ops.size() > budget_ + 16) throw std::logic_error("workload kept going after running() turned false");
     OpResult r = script_(f, key, value, ops.size());
@@ -43,6 +45,7 @@ class ScriptedSession : public ClientSession {
   std::uint64_t unique_element() override { return next_element_++; }
 
   std::vector<LoggedOp> ops;
+  std::vector<std::optional<std::int64_t>> fences;  // fences[i]: the fence of op i
   // sleeps_after[i]: the sleeps between op i and op i+1.
   std::vector<std::vector<std::chrono::milliseconds>> sleeps_after;
 

@@ -1,0 +1,55 @@
+// ClockNemesis (family "clock"): shifts the wall clocks of server nodes through the Clocks
+// capability (the clock-offset preload library), with Jepsen's ranges
+// (jepsen/nemesis/time.clj), every magnitude capped by FaultOptions::clock_max:
+//   clock-bump    a random non-empty subset of servers jumps by ±1.5^(6+U[0,25)) ms each;
+//                 offsets add up until healed (open-ended; heal resets every offset to 0)
+//   clock-strobe  a random subset alternates between its offset and offset+delta every
+//                 period for a while: delta 2^(2+U[0,16)) ms, period 2^U[0,10) ms (at
+//                 least 10 ms, the schedule's tick), duration U[0,32) s; then resets
+//   clock-reset   every server's offset back to 0 at once
+// Records "clock-bump" / "clock-strobe" with each node's offset, and "clock-reset".
+// Thread-safe.
+#pragma once
+
+#include <map>
+#include <mutex>
+#include <optional>
+
+#include "nemesis/nemesis.h"
+
+namespace fencecheck {
+
+class ClockNemesis : public Nemesis {
+ public:
+  ClockNemesis(NemesisContext& ctx, const FaultOptions& options) : ctx_(ctx), options_(options) {}
+  void start(const std::string& fault, std::mt19937_64& rng) override;
+  void replay(const std::string& f, const nlohmann::json& value) override;
+  void tick() override;
+  bool active() const override;
+  std::vector<std::string> describe_active() const override;
+  void heal() override;
+
+ private:
+  struct Strobe {
+    std::map<std::string, std::chrono::milliseconds> base;  // offset before the strobe
+    std::chrono::milliseconds delta, period;
+    TimeSource::Instant next_flip, until;
+    bool high = false;
+  };
+  std::vector<std::string> random_subset(std::mt19937_64& rng) const;
+  std::chrono::milliseconds capped(double ms) const;
+  void bump_locked(const std::map<std::string, std::chrono::milliseconds>& deltas);
+  void strobe_locked(const std::vector<std::string>& targets, std::chrono::milliseconds delta,
+                     std::chrono::milliseconds period, std::chrono::milliseconds duration);
+  void reset_locked(const std::string& fault);
+
+  NemesisContext& ctx_;
+  FaultOptions options_;
+  mutable std::mutex mu_;
+  bool shifted_ = false;  // some offset is not 0
+  std::optional<Strobe> strobe_;
+};
+
+std::unique_ptr<Nemesis> make_clock_nemesis(NemesisContext& ctx, const FaultOptions& options);
+
+}  // namespace fencecheck

@@ -1,0 +1,51 @@
+// PartitionNemesis (family "partition"): cuts the network with iptables through the Net
+// capability, Jepsen's shapes over the server and client nodes (the resource node keeps
+// every link: faults hit the lock service, not the protected data):
+//   partition-halves           two random halves
+//   partition-one              one random node alone
+//   partition-majorities-ring  every node sees a majority, no two the same one
+//   partition-bridge           two halves and one node that sees both
+//   partition-leader           the server the backend names leader alone
+//   partition-holder           arms; the client whose acquire completes next is cut from
+//                              every server (not from the resource) for --pause-ms: the
+//                              network-delay form of the article's pause
+// Records "partition" with the grudge, then "heal". Open-ended except partition-holder.
+// Thread-safe.
+#pragma once
+
+#include <mutex>
+#include <optional>
+
+#include "nemesis/nemesis.h"
+
+namespace fencecheck {
+
+class PartitionNemesis : public Nemesis {
+ public:
+  PartitionNemesis(NemesisContext& ctx, const FaultOptions& options) : ctx_(ctx), options_(options) {}
+  void start(const std::string& fault, std::mt19937_64& rng) override;
+  void replay(const std::string& f, const nlohmann::json& value) override;
+  void on_acquired(const std::string& client_node) override;
+  void tick() override;
+  bool active() const override;
+  std::vector<std::string> describe_active() const override;
+  void heal() override;
+
+ private:
+  std::vector<std::string> members() const;  // servers, then clients
+  void cut_locked(const std::string& fault, const Grudge& g,
+                  std::optional<TimeSource::Instant> until);
+  void heal_locked();
+
+  NemesisContext& ctx_;
+  FaultOptions options_;
+  mutable std::mutex mu_;
+  std::optional<std::chrono::milliseconds> holder_armed_;  // the cut's length once armed
+  std::optional<std::string> fault_;                      // in force
+  std::optional<TimeSource::Instant> until_;              // partition-holder's end
+  std::string what_;                                      // for describe_active
+};
+
+std::unique_ptr<Nemesis> make_partition_nemesis(NemesisContext& ctx, const FaultOptions& options);
+
+}  // namespace fencecheck
