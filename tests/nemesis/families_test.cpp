@@ -1,0 +1,167 @@
+// The partition, clock and crash families against a recording env on a ManualTime: what
+// each fault does, what it records (enough to replay), and that heal undoes it.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "nemesis/clock_nemesis.h"
+#include "nemesis/crash_nemesis.h"
+#include "nemesis/grudges.h"
+#include "nemesis/partition_nemesis.h"
+#include "tests/nemesis/fake_env.h"
+
+namespace fencecheck::testing {
+namespace {
+
+using std::chrono::milliseconds;
+
+const std::vector<std::string> kClients = {"c1", "c2"};
+const std::vector<std::string> kServers = {"n1", "n2", "n3"};
+
+TEST(PartitionFamily, CutsRecordTheGrudgeAndHealFlushes) {
+  FakeNemesisEnv env(kClients, kServers);
+  PartitionNemesis p(env.ctx, FaultOptions{});
+  std::mt19937_64 rng(1);
+  p.start("partition-one", rng);
+  ASSERT_EQ(env.cuts().size(), 1u);
+  auto rec = env.records().back();
+  EXPECT_EQ(rec.f, "partition");
+  EXPECT_EQ(grudge_from_json(rec.value["grudge"]), env.cuts()[0]) << "the record is the exact cut";
+  EXPECT_TRUE(p.active());
+  p.start("partition-halves", rng);  // one partition at a time
+  EXPECT_EQ(env.cuts().size(), 1u);
+  p.heal();
+  EXPECT_EQ(env.cuts().back(), Grudge{});
+  EXPECT_EQ(env.records().back().f, "heal");
+  EXPECT_FALSE(p.active());
+}
+
+TEST(PartitionFamily, LeaderIsCutFromEveryoneElse) {
+  FakeNemesisEnv env(kClients, kServers);  // the fake names the first server leader
+  PartitionNemesis p(env.ctx, FaultOptions{});
+  std::mt19937_64 rng(1);
+  p.start("partition-leader", rng);
+  EXPECT_EQ(env.cuts().back().at("n1"), (std::set<std::string>{"n2", "n3", "c1", "c2"}));
+}
+
+TEST(PartitionFamily, HolderIsCutFromTheServersOnlyForItsTime) {
+  FakeNemesisEnv env(kClients, kServers);
+  PartitionNemesis p(env.ctx, FaultOptions{milliseconds(500)});
+  std::mt19937_64 rng(1);
+  p.start("partition-holder", rng);
+  EXPECT_TRUE(env.cuts().empty()) << "armed, not cut";
+  EXPECT_EQ(env.records().back().f, "arm");
+  p.on_acquired("c2");
+  Grudge cut = env.cuts().back();
+  EXPECT_EQ(cut.at("c2"), (std::set<std::string>{"n1", "n2", "n3"}));
+  EXPECT_FALSE(cut.count("c1") && !cut.at("c1").empty()) << "other clients keep their links";
+  EXPECT_EQ(cut.count("r1"), 0u) << "the resource stays reachable";
+  env.time.advance(milliseconds(499));
+  p.tick();
+  EXPECT_TRUE(p.active());
+  env.time.advance(milliseconds(1));
+  p.tick();
+  EXPECT_FALSE(p.active());
+  EXPECT_EQ(env.cuts().back(), Grudge{});
+}
+
+TEST(PartitionFamily, ReplayCutsTheRecordedGrudge) {
+  FakeNemesisEnv env(kClients, kServers);
+  PartitionNemesis p(env.ctx, FaultOptions{});
+  p.replay("partition", {{"fault", "partition-bridge"}, {"grudge", {{"n1", {"c1"}}, {"c1", {"n1"}}}}});
+  EXPECT_EQ(env.cuts().back(), (Grudge{{"n1", {"c1"}}, {"c1", {"n1"}}}));
+  p.replay("heal", {{"fault", "partition-bridge"}});
+  EXPECT_EQ(env.cuts().back(), Grudge{});
+  EXPECT_THROW(p.replay("pause", {{"fault", "partition-one"}}), std::invalid_argument);
+}
+
+TEST(ClockFamily, BumpsAddUpWithinTheCapAndHealResets) {
+  FakeNemesisEnv env(kClients, kServers);
+  ClockNemesis c(env.ctx, FaultOptions{milliseconds(3000), milliseconds(0), milliseconds(500)});
+  std::mt19937_64 rng(9);
+  for (int i = 0; i < 20; ++i) c.start("clock-bump", rng);
+  bool shifted = false;
+  for (const auto& r : env.records()) {
+    ASSERT_EQ(r.f, "clock-bump");
+    for (const auto& [node, d] : r.value["deltas"].items()) {
+      EXPECT_LE(std::abs(d.get<long>()), 500) << "--clock-max-ms caps every jump";
+      EXPECT_NE(std::find(kServers.begin(), kServers.end(), node), kServers.end()) << node;
+    }
+  }
+  for (const auto& n : kServers) shifted |= env.ctx.clocks.offset(n).count() != 0;
+  EXPECT_TRUE(shifted);
+  EXPECT_TRUE(c.active());
+  c.heal();
+  for (const auto& n : kServers) EXPECT_EQ(env.ctx.clocks.offset(n).count(), 0) << n;
+  EXPECT_EQ(env.records().back().f, "clock-reset");
+  EXPECT_FALSE(c.active());
+}
+
+TEST(ClockFamily, StrobeFlipsEveryPeriodThenResets) {
+  FakeNemesisEnv env(kClients, kServers);
+  ClockNemesis c(env.ctx, FaultOptions{});
+  c.replay("clock-strobe", {{"fault", "clock-strobe"}, {"targets", {"n2"}}, {"delta_ms", 200},
+                            {"period_ms", 20}, {"duration_ms", 100}});
+  std::vector<long> seen;
+  for (int i = 0; i < 12; ++i) {
+    c.tick();
+    seen.push_back(env.ctx.clocks.offset("n2").count());
+    env.time.advance(milliseconds(10));
+  }
+  EXPECT_EQ(seen, (std::vector<long>{200, 200, 0, 0, 200, 200, 0, 0, 200, 200, 0, 0}));
+  EXPECT_EQ(env.ctx.clocks.offset("n1").count(), 0) << "only the targets strobe";
+  EXPECT_FALSE(c.active()) << "the strobe ended after its duration";
+  EXPECT_EQ(env.records().back().f, "clock-reset");
+}
+
+TEST(CrashFamily, KillServerTargetsAndRestartsAfterTheDelay) {
+  FakeNemesisEnv env(kClients, kServers);
+  CrashNemesis c(env.ctx, FaultOptions{milliseconds(0), milliseconds(100), milliseconds(0)});
+  c.replay("kill", {{"fault", "kill-server"}, {"targets", {"n1", "n3"}}, {"restart_ms", 100}});
+  auto signals = env.signals();
+  ASSERT_EQ(signals.size(), 2u);
+  EXPECT_EQ(signals[0].sig, SIGKILL);
+  env.time.advance(milliseconds(99));
+  c.tick();
+  EXPECT_EQ(env.signals().size(), 2u);
+  env.time.advance(milliseconds(1));
+  c.tick();
+  signals = env.signals();
+  ASSERT_EQ(signals.size(), 4u);
+  EXPECT_EQ(signals[2].sig, 0) << "started again";
+  EXPECT_EQ(env.records().back().f, "start");
+  EXPECT_EQ(env.records().back().value["targets"], nlohmann::json({"n1", "n3"}));
+}
+
+TEST(CrashFamily, TargetSpecsPickTheRightNumberOfNodes) {
+  std::mt19937_64 rng(1);
+  std::vector<std::string> five = {"a", "b", "c", "d", "e"};
+  EXPECT_EQ(CrashNemesis::targets(five, "one", rng).size(), 1u);
+  EXPECT_EQ(CrashNemesis::targets(five, "minority", rng).size(), 2u);
+  EXPECT_EQ(CrashNemesis::targets(five, "majority", rng).size(), 3u);
+  EXPECT_EQ(CrashNemesis::targets(five, "all", rng).size(), 5u);
+  EXPECT_EQ(CrashNemesis::targets({"a"}, "minority", rng).size(), 1u) << "at least one";
+  EXPECT_THROW(CrashNemesis::targets(five, "most", rng), std::invalid_argument);
+}
+
+TEST(CrashFamily, KillClientRestartsAtOnceWithoutDelayAndRestartServerIsGraceful) {
+  FakeNemesisEnv env(kClients, kServers);
+  CrashNemesis c(env.ctx, FaultOptions{});
+  std::mt19937_64 rng(2);
+  c.start("kill-client", rng);
+  auto signals = env.signals();
+  ASSERT_EQ(signals.size(), 2u);
+  EXPECT_EQ(signals[0].sig, SIGKILL);
+  EXPECT_EQ(signals[1].sig, 0);
+  EXPECT_NE(std::find(kClients.begin(), kClients.end(), signals[0].node), kClients.end());
+  EXPECT_FALSE(c.active());
+  c.start("restart-server", rng);
+  signals = env.signals();
+  ASSERT_EQ(signals.size(), 4u);
+  EXPECT_EQ(signals[2].sig, SIGTERM);
+  EXPECT_EQ(signals[3].sig, 0);
+  EXPECT_EQ(env.records().back().f, "restart");
+}
+
+}  // namespace
+}  // namespace fencecheck::testing
