@@ -35,7 +35,9 @@ struct BackendOption {
 struct BackendInfo {
   std::string name;         // "redis"
   std::string description;  // one line for --help and errors
-  std::vector<std::string> server_nodes;  // nodes its servers run on: {"n1"} for redis
+  // The nodes its servers run on with default options ({"n1"} for redis); a server made
+  // with other options may use others: LockServer::nodes() is authoritative.
+  std::vector<std::string> server_nodes;
   struct Binary {
     std::string program;          // "redis-server"
     std::string debian_package;   // "redis-server"

@@ -185,14 +185,16 @@ void Runner::set_up() {
 
 void Runner::start_nodes() {
   runtime_ = make_runtime(c_.runtime, state_->run_id(), *state_);
-  std::vector<std::string> nodes = backend_->server_nodes;
+  // The server's nodes may depend on its options (redlock's n=3 or 5).
+  server_ = backend_->make_server(c_.backend_options);
+  std::vector<std::string> nodes = server_->nodes();
   nodes.push_back("r1");
   nodes.insert(nodes.end(), clients_.begin(), clients_.end());
   runtime_->create(nodes);
   // Every process of a server or client node reads its wall clock through the offset
   // library, so that clock faults can shift it; the resource node keeps the host's.
   if (auto library = NodeClocks::find_library(exe_)) {
-    std::vector<std::string> shifted = backend_->server_nodes;
+    std::vector<std::string> shifted = server_->nodes();
     shifted.insert(shifted.end(), clients_.begin(), clients_.end());
     auto clocks = std::make_unique<NodeClocks>(*library, control_dir_ / "clock", shifted);
     runtime_->set_spec_decorator([c = clocks.get()](ProcessSpec& spec) { c->decorate(spec); });
@@ -200,7 +202,6 @@ void Runner::start_nodes() {
   } else {
     clocks_ = std::make_unique<FixedClocks>();
   }
-  server_ = backend_->make_server(c_.backend_options);
   server_->setup(*runtime_, dir_ / "nodes");
 }
 
