@@ -1,5 +1,6 @@
 #include "bench/linear/simulated_history.h"
 
+#include <algorithm>
 #include <queue>
 #include <random>
 #include <string>
@@ -43,8 +44,9 @@ struct SimulatedHistory::Impl {
   explicit Impl(const SimulationConfig& c)
       : cfg(c), rng(c.seed), holder(static_cast<std::size_t>(c.keys), kNobody),
         value(static_cast<std::size_t>(c.keys), -1), info_op(c.ops, false), next_process(c.processes) {
-    for (std::uint64_t chosen = 0; chosen < std::min(c.info_ops, c.ops);) {
-      std::uint64_t k = rng() % c.ops;
+    std::uint64_t among = c.info_among_first > 0 ? std::min(c.info_among_first, c.ops) : c.ops;
+    for (std::uint64_t chosen = 0; chosen < std::min(c.info_ops, among);) {
+      std::uint64_t k = rng() % among;
       if (!info_op[k]) {
         info_op[k] = true;
         ++chosen;

@@ -19,8 +19,10 @@ struct SimulationConfig {
   int keys = 8;
   std::uint64_t ops = 500'000;  // ops invoked in all; the history has 2 events per op
   std::uint64_t info_ops = 2'500;
-  int register_values = 5;
-  bool blocking_acquire = false;  // an acquire that finds the lock held waits, else fails  // writes pick a value in [0, register_values)
+  // When nonzero, the info ops are chosen among the first `info_among_first` ops only.
+  std::uint64_t info_among_first = 0;
+  int register_values = 5;  // writes pick a value in [0, register_values)
+  bool blocking_acquire = false;  // an acquire that finds the lock held waits, else fails
   std::uint64_t seed = 1;
 };
 

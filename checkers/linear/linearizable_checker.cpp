@@ -142,7 +142,7 @@ class LinearizableChecker : public Checker {
   void summarize(const std::vector<Partition>& parts, const std::vector<SearchOutcome>& outcomes,
                  const std::string& chosen, CheckResult& r) const {
     const std::string model(linear::to_string(model_));
-    std::size_t finished = 0, ops = 0, searched = 0, memo = 0;
+    std::size_t finished = 0, ops = 0, searched = 0, memo = 0, memo_bytes = 0;
     std::uint64_t steps = 0;
     const SearchOutcome* first_unfinished = nullptr;
     std::size_t first_unfinished_key = 0;
@@ -152,6 +152,7 @@ class LinearizableChecker : public Checker {
       ops += o.ops;
       searched += o.searched;
       memo += o.memo_entries;
+      memo_bytes += o.memo_bytes;
       steps += o.steps;
       if (o.result == Result::kNotLinearizable) {
         ++r.count;
@@ -173,7 +174,8 @@ class LinearizableChecker : public Checker {
     }
     r.stats.update({{"keys_finished", finished}, {"ops", ops}, {"ops_searched", searched},
                     {"useless_info_ops_left_out", ops - searched}, {"steps", steps},
-                    {"memo_entries", memo}, {"unfinished", unfinished}});
+                    {"memo_entries", memo}, {"memo_bytes", memo_bytes},
+                    {"unfinished", unfinished}});
     const std::string keys = std::to_string(parts.size()) + (parts.size() == 1 ? " key" : " keys");
     if (r.count > 0) {
       r.verdict = Verdict::kInvalid;

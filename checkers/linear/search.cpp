@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <tuple>
 
+#include "checkers/linear/op_sets.h"
+
 namespace fencecheck::linear {
 
 void SearchBudget::set_time_limit(double seconds) {
@@ -23,17 +25,28 @@ using Result = SearchOutcome::Result;
 
 // One search over one partition. Entries of the doubly linked list are the calls and
 // returns of the searched ops in time order (a call before a return at equal times, since
-// times compare strictly); info ops have no return entry. Each memo node records one
-// linearized prefix as (op, parent): the nodes form the search tree, so the set of ops of
-// a node is its path to the root, and two nodes' sets are compared by walking both paths
-// up to their common ancestor. That keeps a memo entry at ~40 bytes however long the
-// partition, where a bitset per entry would cost n/8 bytes.
+// times compare strictly); info ops have no return entry.
+//
+// Each memo node is one linearized prefix, (op, parent) in the search tree, with its state
+// and its set of ops as OpSets ids, which are canonical, so "was (set, state) visited?" is
+// one exact hash-table probe that compares integers. (The search used to compare sets by
+// walking both tree paths up to their common ancestor: when an info op was linearized at
+// very different depths on two branches, every memo hit cost a walk and a sort as long as
+// the history, issue 7.) A set is two OpSets ids over the ops' ranks in invoke order: the
+// non-info ops, and the info ops apart. Adding a rank rebuilds the cells of the higher
+// 64-rank chunks. Above a non-info op, its set only holds ops invoked while it was pending
+// (just-in-time linearization only takes ops invoked before the earliest pending return),
+// so that is a chunk or two; an info op may be linearized long after its invoke, and kept
+// apart it rebuilds info chunks only.
+// A memo entry costs its node (32 bytes; 40 for fenced-mutex), its slot, and about one
+// 16-byte cell with its slot, however long the partition (a bitset would cost n/8 bytes).
 template <class Model>
 class Search {
   using State = typename Model::State;
 
  public:
-  Search(const Partition& p, ModelKind model, SearchBudget& budget) : p_(p), budget_(budget) {
+  Search(const Partition& p, ModelKind model, SearchBudget& budget)
+      : p_(p), budget_(budget), charge_(budget), sets_(budget) {
     std::vector<bool> keep = useful_ops(model, p);
     for (std::uint32_t i = 0; i < p.ops.size(); ++i) {
       if (!Model::applies(p.ops[i].kind)) continue;
@@ -44,12 +57,11 @@ class Search {
     build_list();
   }
 
-  ~Search() { budget_.memory_used -= charged_; }
-
   SearchOutcome run() {
     auto start = std::chrono::steady_clock::now();
     out_.result = search();
     out_.memo_entries = nodes_.size() - 1;
+    out_.memo_bytes = charge_.charged() + sets_.bytes_charged();
     out_.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (out_.result == Result::kNotLinearizable) explain();
     return std::move(out_);
@@ -57,11 +69,12 @@ class Search {
 
  private:
   struct Node {
-    std::uint64_t set_hash;
     State state;
     std::int32_t parent;
     std::int32_t op;
     std::int32_t depth;
+    OpSets::Id ops;    // the non-info ops linearized, by call_rank_
+    OpSets::Id infos;  // the info ops linearized, by call_rank_
   };
 
   const LinOp& op(std::int32_t i) const { return p_.ops[ops_[i]]; }
@@ -70,14 +83,12 @@ class Search {
     const auto n = static_cast<std::int32_t>(ops_.size());
     std::vector<std::tuple<Nanos, int, std::int32_t>> order;  // (time, 0 call / 1 return, op)
     order.reserve(2 * ops_.size());
-    zobrist_.resize(ops_.size());
     for (std::int32_t i = 0; i < n; ++i) {
       order.emplace_back(op(i).call, 0, i);
       if (!op(i).info) {
         order.emplace_back(op(i).ret, 1, i);
         ++required_;
       }
-      zobrist_[i] = mix64(0x5eedULL + static_cast<std::uint64_t>(i));
     }
     std::sort(order.begin(), order.end());
     const auto entries = static_cast<std::int32_t>(order.size());
@@ -89,11 +100,14 @@ class Search {
     is_call_.resize(order.size());
     call_entry_.assign(ops_.size(), -1);
     ret_entry_.assign(ops_.size(), -1);
+    call_rank_.assign(ops_.size(), 0);
+    std::uint32_t calls = 0;
     for (std::int32_t e = 0; e < entries; ++e) {
       auto [time, is_return, i] = order[e];
       entry_op_[e] = i;
       is_call_[e] = is_return == 0;
       (is_return ? ret_entry_ : call_entry_)[i] = e;
+      if (!is_return) call_rank_[i] = calls++;
       prev_[e] = e == 0 ? head_ : e - 1;
       next_[e] = e + 1 == entries ? tail_ : e + 1;
     }
@@ -118,29 +132,24 @@ class Search {
     relink(call_entry_[i]);
   }
 
-  // Adds `bytes` to the shared budget; false when that would exceed the limit.
-  bool charge(std::size_t bytes) {
-    std::size_t used = budget_.memory_used.fetch_add(bytes) + bytes;
-    charged_ += bytes;
-    return used <= budget_.memory_limit;
-  }
-
-  static std::uint64_t slot_hash(std::uint64_t set_hash, const State& s) {
-    return mix64(set_hash ^ (Model::hash(s) * 0x9e3779b97f4a7c15ULL));
+  static std::uint64_t slot_hash(OpSets::Id ops, OpSets::Id infos, const State& s) {
+    std::uint64_t sets = (static_cast<std::uint64_t>(ops) << 32) | infos;
+    return mix64(sets ^ (Model::hash(s) * 0x9e3779b97f4a7c15ULL));
   }
 
   bool grow_memo() {
     if (nodes_.size() == nodes_.capacity()) {
       std::size_t cap = std::max<std::size_t>(1024, nodes_.capacity() * 2);
-      if (!charge((cap - nodes_.capacity()) * sizeof(Node))) return false;
+      if (!charge_.add((cap - nodes_.capacity()) * sizeof(Node))) return false;
       nodes_.reserve(cap);
     }
     if (2 * nodes_.size() >= slots_.size()) {
       std::size_t size = std::max<std::size_t>(4096, slots_.size() * 2);
-      if (!charge((size - slots_.size()) * sizeof(std::uint32_t))) return false;
+      if (!charge_.add((size - slots_.size()) * sizeof(std::uint32_t))) return false;
       slots_.assign(size, kEmpty);
       for (std::uint32_t id = 1; id < nodes_.size(); ++id) {
-        place(id, slot_hash(nodes_[id].set_hash, nodes_[id].state));
+        const Node& n = nodes_[id];
+        place(id, slot_hash(n.ops, n.infos, n.state));
       }
     }
     return true;
@@ -153,38 +162,18 @@ class Search {
     slots_[s] = id;
   }
 
-  // Is the set of node `n` equal to the set of node `parent` plus op `i`? Both paths are in
-  // one tree and the sets have equal sizes, so walk them up in step to their meeting point.
-  bool same_set(std::uint32_t n, std::int32_t parent, std::int32_t i) {
-    const Node& node = nodes_[n];
-    if (node.depth != nodes_[parent].depth + 1) return false;
-    if (node.parent == parent) return node.op == i;
-    mine_.assign(1, node.op);
-    theirs_.assign(1, i);
-    std::int32_t a = node.parent, b = parent;
-    while (a != b) {
-      mine_.push_back(nodes_[a].op);
-      theirs_.push_back(nodes_[b].op);
-      a = nodes_[a].parent;
-      b = nodes_[b].parent;
-    }
-    std::sort(mine_.begin(), mine_.end());
-    std::sort(theirs_.begin(), theirs_.end());
-    return mine_ == theirs_;
-  }
-
-  // The node for (parent's set + op i, state): a new node, kSeen when that configuration
-  // was visited before, or kNoMemory.
-  std::int64_t visit(std::uint64_t set_hash, const State& s, std::int32_t parent, std::int32_t i) {
-    std::uint64_t h = slot_hash(set_hash, s);
+  // The node for (ops, infos, s) reached from `parent` by op i: a new node, kSeen when
+  // that configuration was visited before, or kNoMemory. Exact: set ids are canonical.
+  std::int64_t visit(OpSets::Id ops, OpSets::Id infos, const State& s, std::int32_t parent, std::int32_t i) {
+    std::uint64_t h = slot_hash(ops, infos, s);
     std::size_t mask = slots_.size() - 1;
     for (std::size_t slot = h & mask; slots_[slot] != kEmpty; slot = (slot + 1) & mask) {
       const Node& n = nodes_[slots_[slot]];
-      if (n.set_hash == set_hash && n.state == s && same_set(slots_[slot], parent, i)) return kSeen;
+      if (n.ops == ops && n.infos == infos && n.state == s) return kSeen;
     }
     if (!grow_memo()) return kNoMemory;
     auto id = static_cast<std::uint32_t>(nodes_.size());
-    nodes_.push_back(Node{set_hash, s, parent, i, nodes_[parent].depth + 1});
+    nodes_.push_back(Node{s, parent, i, nodes_[parent].depth + 1, ops, infos});
     place(id, h);
     return id;
   }
@@ -195,11 +184,10 @@ class Search {
     return Result::kLinearizable;  // meaning: within budget
   }
 
-  // The search's position: the current node (its prefix), state and set hash.
+  // The search's position: the current node (its prefix) and state.
   struct Position {
     std::int32_t node = 0;
     State state = Model::init();
-    std::uint64_t set_hash = 0;
     std::size_t required_left = 0;
   };
 
@@ -210,14 +198,16 @@ class Search {
     ++out_.steps;
     State next = at.state;
     if (!Model::step(at.state, op(i), next)) return Try::kRefused;
-    std::uint64_t next_hash = at.set_hash ^ zobrist_[i];
-    std::int64_t node = visit(next_hash, next, at.node, i);
+    OpSets::Id ops = nodes_[at.node].ops, infos = nodes_[at.node].infos;
+    OpSets::Id& grown = op(i).info ? infos : ops;
+    grown = sets_.insert(grown, call_rank_[i]);
+    if (grown == OpSets::kNoMemory) return Try::kNoMemory;
+    std::int64_t node = visit(ops, infos, next, at.node, i);
     if (node == kNoMemory) return Try::kNoMemory;
     if (node == kSeen) return Try::kSeen;
     lift(i);
     at.node = static_cast<std::int32_t>(node);
     at.state = next;
-    at.set_hash = next_hash;
     if (!op(i).info) --at.required_left;
     auto depth = static_cast<std::size_t>(nodes_[at.node].depth);
     if (depth > out_.deepest) {
@@ -234,7 +224,6 @@ class Search {
     at.node = nodes_[at.node].parent;
     unlift(top);
     at.state = nodes_[at.node].state;
-    at.set_hash = nodes_[at.node].set_hash;
     if (!op(top).info) ++at.required_left;
     return top;
   }
@@ -258,7 +247,7 @@ class Search {
   Result search() {
     if (required_ == 0) return Result::kLinearizable;
     if (!grow_memo()) return Result::kOutOfMemory;
-    nodes_.push_back(Node{0, Model::init(), -1, -1, 0});
+    nodes_.push_back(Node{Model::init(), -1, -1, 0, OpSets::kEmpty, OpSets::kEmpty});
     Position at;
     at.required_left = required_;
     bool fresh = true;  // at a prefix not scanned yet
@@ -315,17 +304,17 @@ class Search {
 
   const Partition& p_;
   SearchBudget& budget_;
+  BudgetCharge charge_;  // for nodes_ and slots_
+  OpSets sets_;
   SearchOutcome out_;
   std::vector<std::uint32_t> ops_;  // searched op -> index in p_.ops
-  std::vector<std::uint64_t> zobrist_;
   std::size_t required_ = 0;  // non-info searched ops
   std::vector<std::int32_t> next_, prev_, entry_op_, call_entry_, ret_entry_;
+  std::vector<std::uint32_t> call_rank_;  // op -> its place in invoke order
   std::vector<bool> is_call_;
   std::int32_t head_ = 0, tail_ = 0;
   std::vector<Node> nodes_;
   std::vector<std::uint32_t> slots_;
-  std::vector<std::int32_t> mine_, theirs_;
-  std::size_t charged_ = 0;
   std::int32_t deepest_node_ = 0;
   std::int32_t blocked_ = -1;
 };

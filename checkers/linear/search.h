@@ -35,6 +35,28 @@ struct SearchBudget {
   void set_time_limit(double seconds);
 };
 
+// The memory one search holds against a SearchBudget; all of it is given back when the
+// charge is destroyed.
+class BudgetCharge {
+ public:
+  explicit BudgetCharge(SearchBudget& budget) : budget_(budget) {}
+  ~BudgetCharge() { budget_.memory_used -= charged_; }
+  BudgetCharge(const BudgetCharge&) = delete;
+  BudgetCharge& operator=(const BudgetCharge&) = delete;
+
+  // Counts `bytes` more (even on failure, so that the destructor gives them back); false
+  // when the budget's total now exceeds its limit.
+  bool add(std::size_t bytes) {
+    charged_ += bytes;
+    return budget_.memory_used.fetch_add(bytes) + bytes <= budget_.memory_limit;
+  }
+  std::size_t charged() const { return charged_; }
+
+ private:
+  SearchBudget& budget_;
+  std::size_t charged_ = 0;
+};
+
 struct SearchOutcome {
   enum class Result { kLinearizable, kNotLinearizable, kOutOfTime, kOutOfMemory, kStopped };
   Result result = Result::kLinearizable;
@@ -43,6 +65,7 @@ struct SearchOutcome {
   std::size_t deepest = 0;      // ops in the longest linearizable prefix found
   std::uint64_t steps = 0;      // model steps tried
   std::size_t memo_entries = 0;
+  std::size_t memo_bytes = 0;   // memory the memo held (charged to the budget) at the end
   double seconds = 0;
   // kNotLinearizable only: the longest linearizable prefix (indices into Partition::ops,
   // in linearization order), the op that could not follow it, and the state after it.
