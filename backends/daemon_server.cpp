@@ -21,7 +21,8 @@ void DaemonServer::setup(Runtime& runtime, const std::filesystem::path& nodes_di
     if (ec) throw HarnessError("cannot create " + dir.string() + ": " + ec.message());
     configure(runtime, node, dir);
   }
-  for (const auto& node : nodes_) start(node);
+  for (const auto& node : nodes_) launch(node);
+  for (const auto& node : nodes_) await_ready(node);
 }
 
 Process* DaemonServer::current(const std::string& node) {
@@ -31,10 +32,19 @@ Process* DaemonServer::current(const std::string& node) {
 
 void DaemonServer::start(const std::string& node) {
   if (current(node) != nullptr) return;
+  launch(node);
+  await_ready(node);
+}
+
+void DaemonServer::launch(const std::string& node) {
+  if (current(node) == nullptr) running_[node] = &runtime().spawn(daemon(node));
+}
+
+void DaemonServer::await_ready(const std::string& node) {
+  Process* p = current(node);
+  if (p == nullptr) throw HarnessError("server on " + node + " awaited before it was launched");
   Runtime& rt = runtime();
-  Process& p = rt.spawn(daemon(node));
-  running_[node] = &p;
-  rt.wait_ready(p, [&] { return ready(rt, node); }, ready_timeout_);
+  rt.wait_ready(*p, [&] { return ready(rt, node); }, ready_timeout_);
 }
 
 void DaemonServer::stop(const std::string& node) {

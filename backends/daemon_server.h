@@ -3,6 +3,9 @@
 // configure a node, which process to run there and how to tell it is ready; this class
 // does the rest of the role — start, stop, crash, pause, resume, logs — the same way for
 // all of them.
+//
+// setup() spawns every node's daemon before it waits for any to be ready, because a quorum
+// system (ZooKeeper, etcd) cannot answer on one node until a majority of them runs.
 #pragma once
 
 #include <chrono>
@@ -43,6 +46,11 @@ class DaemonServer : public LockServer {
   virtual bool ready(Runtime& runtime, const std::string& node) = 0;
 
   Runtime& runtime() const;
+  // start() in two halves, for backends whose start must not wait for one node alone:
+  // launch() spawns the node's daemon (no-op when it runs already); await_ready() waits
+  // until it answers, throwing HarnessError like start().
+  void launch(const std::string& node);
+  void await_ready(const std::string& node);
 
  private:
   Process* current(const std::string& node);  // nullptr when stopped

@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "backends/postgres/postgres_backend.h"
 #include "backends/redis/redis_backend.h"
+#include "backends/redlock/redlock_backend.h"
+#include "backends/zookeeper/zookeeper_backend.h"
 #include "platform/named_registry.h"
 #include "platform/os_util.h"
 
@@ -12,6 +15,9 @@ namespace fencecheck {
 const std::vector<BackendInfo>& backend_registry() {
   static const std::vector<BackendInfo> registry = {
       redis_backend_info(),
+      postgres_backend_info(),
+      redlock_backend_info(),
+      zookeeper_backend_info(),
   };
   return registry;
 }

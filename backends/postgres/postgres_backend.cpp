@@ -1,0 +1,27 @@
+#include "backends/postgres/postgres_backend.h"
+
+#include "backends/postgres/postgres_lock_client.h"
+#include "backends/postgres/postgres_server.h"
+
+namespace fencecheck {
+
+BackendInfo postgres_backend_info() {
+  BackendInfo info;
+  info.name = "postgres";
+  info.description =
+      "one PostgreSQL server; a lease-table row with a fencing token (lock=lease) or session "
+      "advisory locks (lock=advisory)";
+  info.server_nodes = {"n1"};
+  info.binaries = {{"postgres", "postgresql"}, {"initdb", "postgresql"}};
+  info.options = postgres_option_specs();
+  info.make_server = [](const BackendOptions& options) -> std::unique_ptr<LockServer> {
+    return std::make_unique<PostgresServer>(PostgresServerOptions::from_options(options));
+  };
+  info.make_client = [](const nlohmann::json& config,
+                        const std::string& client_name) -> std::unique_ptr<LockClient> {
+    return make_postgres_lock_client(PostgresClientConfig::from_json(config), client_name);
+  };
+  return info;
+}
+
+}  // namespace fencecheck

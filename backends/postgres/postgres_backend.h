@@ -1,0 +1,10 @@
+// The `postgres` entry of the backend registry (backends/registry.h).
+#pragma once
+
+#include "backends/registry.h"
+
+namespace fencecheck {
+
+BackendInfo postgres_backend_info();
+
+}  // namespace fencecheck

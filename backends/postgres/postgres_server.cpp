@@ -1,0 +1,287 @@
+#include "backends/postgres/postgres_server.h"
+
+#include <pwd.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <limits>
+#include <stdexcept>
+#include <thread>
+
+#include "backends/postgres/pg_connection.h"
+#include "backends/postgres/process_tree.h"
+#include "platform/os_util.h"
+
+namespace fencecheck {
+namespace {
+
+using std::chrono::milliseconds;
+namespace fs = std::filesystem;
+
+// A fast shutdown ends the sessions and writes a checkpoint; a tiny cluster needs well
+// under a second, so this only bounds a server that hangs.
+constexpr milliseconds kShutdownGrace{10000};
+constexpr milliseconds kGoneTimeout{2000};
+
+int non_negative(const std::string& name, const std::string& value) {
+  std::size_t used = 0;
+  long long n = -1;
+  try {
+    n = std::stoll(value, &used);
+  } catch (const std::exception&) {
+  }
+  if (used != value.size() || n < 0 || n > std::numeric_limits<int>::max()) {
+    throw std::invalid_argument("postgres option " + name + " must be a whole number >= 0, got \"" +
+                                value + "\"");
+  }
+  return static_cast<int>(n);
+}
+
+// A postgresql.conf string literal.
+std::string quoted(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("''") : std::string(1, c);
+  return out + "'";
+}
+
+void write_file(const fs::path& path, const std::string& text, std::ios::openmode mode) {
+  std::ofstream out(path, mode);
+  out << text;
+  out.flush();
+  if (!out) throw HarnessError("postgres: cannot write " + path.string());
+}
+
+}  // namespace
+
+std::vector<BackendOption> postgres_option_specs() {
+  return {
+      {"lock",
+       "lease: a lease table row with a fencing token; advisory: session advisory locks "
+       "(no token, freed only when the session ends)",
+       "lease",
+       {"lease", "advisory"}},
+      {"idle_session_timeout_ms",
+       "the server ends a client session idle this long, freeing its advisory locks (0: never)",
+       "0",
+       {}},
+      {"keepalives_idle_s", "TCP keepalive idle time of each session, both ends (0: OS default)", "0", {}},
+      {"keepalives_interval_s", "TCP keepalive probe interval (0: OS default)", "0", {}},
+      {"keepalives_count", "TCP keepalive probes lost before a session dies (0: OS default)", "0", {}},
+  };
+}
+
+PostgresServerOptions PostgresServerOptions::from_options(const BackendOptions& options) {
+  PostgresServerOptions o;
+  PostgresClientConfig& c = o.client;
+  for (const auto& [name, value] : options) {
+    if (name == "lock") {
+      c.lock = parse_lock_kind(value);
+    } else if (name == "idle_session_timeout_ms") {
+      c.idle_session_timeout_ms = non_negative(name, value);
+    } else if (name == "keepalives_idle_s") {
+      c.keepalives_idle_s = non_negative(name, value);
+    } else if (name == "keepalives_interval_s") {
+      c.keepalives_interval_s = non_negative(name, value);
+    } else if (name == "keepalives_count") {
+      c.keepalives_count = non_negative(name, value);
+    } else {
+      throw std::invalid_argument("unknown postgres option \"" + name + "\"");
+    }
+  }
+  return o;
+}
+
+std::string postgres_config_text(const std::string& address, std::uint16_t port,
+                                 const fs::path& socket_dir) {
+  std::string conf = "\n# written by fencecheck\n";
+  conf += "listen_addresses = " + quoted(address) + "\n";
+  conf += "port = " + std::to_string(port) + "\n";
+  // Never the system's /var/run/postgresql, which another cluster may use.
+  conf += "unix_socket_directories = " + quoted(socket_dir.string()) + "\n";
+  // Durable commits, so that a crash-restart keeps every granted lease (initdb's --no-sync
+  // only skips syncing the files it writes).
+  conf += "fsync = on\nsynchronous_commit = on\nfull_page_writes = on\n";
+  conf += "logging_collector = off\n";  // stderr, which the Runtime appends to the node's log
+  conf += "log_connections = on\nlog_disconnections = on\n";
+  conf += "log_line_prefix = '%m [%p] %q%a '\n";  // application_name: the client's node
+  return conf;
+}
+
+std::string postgres_hba_text(const std::string& address) {
+  std::string hba = "# written by fencecheck: the run's private network is trusted\n";
+  hba += "local all all trust\n";
+  hba += "host all all 127.0.0.1/32 trust\n";
+  if (address.rfind("127.", 0) != 0) {
+    std::string subnet = address.substr(0, address.rfind('.')) + ".0/24";
+    hba += "host all all " + subnet + " trust\n";
+  }
+  return hba;
+}
+
+PostgresServer::PostgresServer(PostgresServerOptions options)
+    : DaemonServer({"n1"}, options.ready_timeout), options_(std::move(options)), as_root_(::geteuid() == 0) {}
+
+const PostgresServer::Endpoint& PostgresServer::endpoint(const std::string& node) const {
+  auto it = endpoints_.find(node);
+  if (it == endpoints_.end()) throw HarnessError("postgres: node " + node + " is not configured");
+  return it->second;
+}
+
+Process* PostgresServer::leader(const std::string& node) {
+  std::vector<Process*> ps = processes(node);
+  return ps.empty() ? nullptr : ps.front();
+}
+
+std::vector<std::string> PostgresServer::as_postgres(std::vector<std::string> argv) const {
+  if (!as_root_) return argv;
+  // setpriv execs (runuser would stay behind as the parent); --pdeathsig re-arms the
+  // parent-death signal that changing the uid clears.
+  std::vector<std::string> wrapped = {"setpriv", "--reuid=postgres", "--regid=postgres",
+                                      "--init-groups", "--pdeathsig=KILL", "--"};
+  wrapped.insert(wrapped.end(), argv.begin(), argv.end());
+  return wrapped;
+}
+
+void PostgresServer::configure(Runtime& runtime, const std::string& node, const fs::path& dir) {
+  Endpoint e{runtime.node(node).address, runtime.port(node, "postgres", 5432), dir};
+  if (bin_dir_.empty()) {
+    auto postgres = os::find_executable("postgres");
+    if (!postgres) throw HarnessError("postgres is not installed: " + os::install_hint("postgres"));
+    bin_dir_ = fs::path(*postgres).parent_path();  // initdb of the same version
+  }
+  if (as_root_) {
+    const passwd* pw = ::getpwnam("postgres");
+    if (pw == nullptr) {
+      throw HarnessError("postgres: there is no user postgres to run the server as "
+                         "(the Debian package postgresql creates it)");
+    }
+    if (::chown(dir.c_str(), pw->pw_uid, pw->pw_gid) != 0) {
+      throw HarnessError("postgres: cannot hand " + dir.string() + " to user postgres: " +
+                         os::strerror_string(errno));
+    }
+  }
+  const fs::path data = dir / "data";
+  os::check_command(
+      as_postgres({(bin_dir_ / "initdb").string(), "-D", data.string(), "-U", "postgres",
+                   "--auth=trust", "--no-sync", "-E", "UTF8", "--locale=C.UTF-8"}),
+      "initdb for node " + node +
+          (as_root_ ? " (as user postgres, who must be able to traverse every parent of " +
+                          dir.string() + ")"
+                    : ""));
+  // The socket path must fit in sun_path; a long store path gets TCP alone.
+  fs::path socket_dir = (dir / (".s.PGSQL." + std::to_string(e.port))).string().size() < 100 ? dir : fs::path();
+  write_file(data / "postgresql.conf", postgres_config_text(e.address, e.port, socket_dir), std::ios::app);
+  write_file(data / "pg_hba.conf", postgres_hba_text(e.address), std::ios::trunc);
+  endpoints_[node] = e;
+}
+
+ProcessSpec PostgresServer::daemon(const std::string& node) const {
+  const Endpoint& e = endpoint(node);
+  std::vector<std::string> server = as_postgres({(bin_dir_ / "postgres").string(), "-D", (e.dir / "data").string()});
+  if (as_root_) server.insert(server.begin(), {"unshare", "--pid", "--fork", "--"});
+  ProcessSpec spec;
+  spec.node = node;
+  spec.name = "postgres";
+  spec.argv = std::move(server);
+  spec.log = e.dir / "postgres.log";
+  spec.cwd = e.dir;
+  return spec;
+}
+
+bool PostgresServer::ready(Runtime& runtime, const std::string& node) {
+  const Endpoint& e = endpoint(node);
+  if (!runtime.tcp_connects(node, e.address, e.port, milliseconds(200))) return false;
+  bool answered = false;
+  runtime.run_in(node, [&] { answered = pg_ping(e.address, e.port, milliseconds(1000)); });
+  return answered;
+}
+
+void PostgresServer::setup(Runtime& runtime, const fs::path& nodes_dir) {
+  DaemonServer::setup(runtime, nodes_dir);
+  for (const std::string& node : nodes()) {
+    const Endpoint& e = endpoint(node);
+    PgExecResult r;
+    runtime.run_in(node, [&] {
+      PgConnectParams p;
+      p.host = e.address;
+      p.port = e.port;
+      p.application_name = "fencecheck-setup";
+      p.connect_timeout = p.command_timeout = milliseconds(10000);
+      r = PgConnection(std::move(p)).exec(lease_table_ddl());
+    });
+    if (r.status != PgExecResult::Status::kRows) {
+      throw HarnessError("postgres on node " + node + ": cannot create the lease table: " + r.error);
+    }
+  }
+}
+
+nlohmann::json PostgresServer::client_config() const {
+  const Endpoint& e = endpoint(nodes().front());
+  PostgresClientConfig c = options_.client;
+  c.host = e.address;
+  c.port = e.port;
+  return c.to_json();
+}
+
+void PostgresServer::pause(const std::string& node) {
+  Process* p = leader(node);
+  if (p == nullptr) return;
+  DaemonServer::pause(node);  // first the postmaster, so that it forks nobody new
+  auto children = pgproc::descendants(p->pid());
+  pgproc::signal_all(children, SIGSTOP);
+  pgproc::wait_all_stopped(children, milliseconds(1000));
+}
+
+void PostgresServer::resume(const std::string& node) {
+  Process* p = leader(node);
+  if (p == nullptr) return;
+  pgproc::signal_all(pgproc::descendants(p->pid()), SIGCONT);
+  DaemonServer::resume(node);
+}
+
+void PostgresServer::kill(const std::string& node) {
+  Process* p = leader(node);
+  if (p == nullptr) return;
+  p->pause();  // a frozen postmaster cannot fork while its children are gathered
+  auto children = pgproc::descendants(p->pid());
+  pgproc::signal_all(children, SIGKILL);
+  DaemonServer::kill(node);
+  // A child left alive would keep the shared memory attached and the next start would
+  // refuse the data directory.
+  if (!pgproc::wait_all_gone(children, kGoneTimeout)) {
+    throw HarnessError("postgres on node " + node + ": server processes survived SIGKILL");
+  }
+}
+
+void PostgresServer::stop(const std::string& node) {
+  Process* p = leader(node);
+  if (p == nullptr) return;
+  auto children = pgproc::descendants(p->pid());
+  pgproc::signal_all(children, SIGCONT);  // a stopped backend cannot end its session
+  p->resume();
+  // The postmaster is the leader itself, or under unshare the leader's only child. SIGTERM
+  // would be a smart shutdown, which waits for every client to disconnect.
+  int postmaster = as_root_ ? (children.empty() ? 0 : children.front().pid) : p->pid();
+  if (postmaster > 0) ::kill(postmaster, SIGINT);
+  const auto deadline = std::chrono::steady_clock::now() + kShutdownGrace;
+  while (p->alive() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  DaemonServer::stop(node);
+  pgproc::signal_all(children, SIGKILL);  // whatever a hung shutdown left behind
+  pgproc::wait_all_gone(children, kGoneTimeout);
+}
+
+void PostgresServer::teardown() noexcept {
+  for (const std::string& node : nodes()) {
+    try {
+      stop(node);
+    } catch (...) {
+      // DaemonServer::teardown below still stops the process group.
+    }
+  }
+  DaemonServer::teardown();
+}
+
+}  // namespace fencecheck

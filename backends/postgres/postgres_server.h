@@ -1,0 +1,90 @@
+// The server side of the `postgres` backend: one PostgreSQL server on node n1 (a
+// DaemonServer), a fresh cluster per run made by initdb in the node's directory.
+//
+// As root, initdb and the server run as the user postgres (PostgreSQL refuses root), so the
+// node directory is handed to postgres and its parents must be traversable by it. The
+// server runs in the foreground, not through pg_ctl, which would daemonize away from the
+// Runtime, and as the first process of its own PID namespace: `unshare --pid` then
+// `setpriv` to postgres. Every postmaster child calls setsid(), so the process group the
+// Runtime signals holds only the postmaster; the PID namespace makes its death kill every
+// child too (SIGKILL, a dead controller through PDEATHSIG, `fencecheck clean`), even
+// stopped ones. pause() and stop() reach the children by walking the process tree, so a
+// paused server answers nobody, not even its open sessions. Without root the server runs
+// as the calling user, without a PID namespace.
+//
+// Options (--backend-opt): `lock` (lease, the default, or advisory: which lock client runs)
+// and the session settings the clients pass at connect: idle_session_timeout_ms,
+// keepalives_idle_s, keepalives_interval_s, keepalives_count (0: off / the OS default).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "backends/daemon_server.h"
+#include "backends/postgres/postgres_lock_client.h"
+#include "backends/registry.h"
+
+namespace fencecheck {
+
+struct PostgresServerOptions {
+  // The lock kind and session settings every client gets; the server fills in host and port.
+  PostgresClientConfig client;
+  // initdb is not part of it; a start after a crash includes recovery.
+  std::chrono::milliseconds ready_timeout{30000};
+  // From resolved backend options. Throws std::invalid_argument for a bad value.
+  static PostgresServerOptions from_options(const BackendOptions& options);
+};
+
+std::vector<BackendOption> postgres_option_specs();
+
+// The lines fencecheck appends to postgresql.conf for a server bound to address:port with
+// its Unix socket in socket_dir (none when socket_dir is empty).
+std::string postgres_config_text(const std::string& address, std::uint16_t port,
+                                 const std::filesystem::path& socket_dir);
+// pg_hba.conf: trust for the node's own /24 (the run's private network) and for 127.0.0.1.
+std::string postgres_hba_text(const std::string& address);
+
+class PostgresServer : public DaemonServer {
+ public:
+  explicit PostgresServer(PostgresServerOptions options);
+
+  // DaemonServer's setup, then the lease table.
+  void setup(Runtime& runtime, const std::filesystem::path& nodes_dir) override;
+  // PostgresClientConfig of the options, aimed at n1.
+  nlohmann::json client_config() const override;
+
+  void stop(const std::string& node) override;    // fast shutdown (SIGINT), then as DaemonServer
+  void kill(const std::string& node) override;    // the postmaster and every child
+  void pause(const std::string& node) override;   // the postmaster and every child
+  void resume(const std::string& node) override;
+  void teardown() noexcept override;
+
+ protected:
+  void configure(Runtime& runtime, const std::string& node,
+                 const std::filesystem::path& dir) override;
+  ProcessSpec daemon(const std::string& node) const override;
+  bool ready(Runtime& runtime, const std::string& node) override;
+
+ private:
+  struct Endpoint {
+    std::string address;
+    std::uint16_t port = 0;
+    std::filesystem::path dir;
+  };
+  const Endpoint& endpoint(const std::string& node) const;
+  Process* leader(const std::string& node);  // the spawned process; nullptr when stopped
+  // argv run as the user postgres when we are root; unchanged otherwise.
+  std::vector<std::string> as_postgres(std::vector<std::string> argv) const;
+
+  PostgresServerOptions options_;
+  bool as_root_;
+  std::filesystem::path bin_dir_;  // where postgres and initdb are, found at configure
+  std::map<std::string, Endpoint> endpoints_;
+};
+
+}  // namespace fencecheck

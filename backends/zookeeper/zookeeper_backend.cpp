@@ -1,0 +1,30 @@
+#include "backends/zookeeper/zookeeper_backend.h"
+
+#include "backends/zookeeper/zookeeper_lock_client.h"
+#include "backends/zookeeper/zookeeper_server.h"
+
+namespace fencecheck {
+
+BackendInfo zookeeper_backend_info() {
+  BackendInfo info;
+  info.name = "zookeeper";
+  info.description =
+      "3-node ZooKeeper ensemble; the lock recipe (ephemeral-sequential nodes), the lock "
+      "node's czxid as fencing token, the session as lease";
+  info.server_nodes = {"n1", "n2", "n3"};
+  // The servers run as `java … QuorumPeerMain` from Debian's jars; zkServer.sh is only
+  // looked up because it shows that the zookeeper package (and its jars) is installed.
+  info.binaries = {{"java", "default-jre-headless"}, {"zkServer.sh", "zookeeper"}};
+  info.options = zookeeper_option_specs();
+  info.has_leader = true;
+  info.make_server = [](const BackendOptions& options) -> std::unique_ptr<LockServer> {
+    return std::make_unique<ZooKeeperServer>(ZooKeeperServerOptions::from_options(options));
+  };
+  info.make_client = [](const nlohmann::json& config,
+                        const std::string& client_name) -> std::unique_ptr<LockClient> {
+    return std::make_unique<ZooKeeperLockClient>(ZooKeeperClientConfig::from_json(config), client_name);
+  };
+  return info;
+}
+
+}  // namespace fencecheck

@@ -1,0 +1,118 @@
+// The zookeeper backend without servers: its registry entry, option checks, the zoo.cfg
+// it writes, the srvr parser, the client config, and a client with nobody to talk to.
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+
+#include "backends/registry.h"
+#include "backends/zookeeper/four_letter.h"
+#include "backends/zookeeper/zookeeper_lock_client.h"
+#include "backends/zookeeper/zookeeper_server.h"
+#include "tests/backends/test_process.h"
+
+namespace fencecheck {
+namespace {
+
+using namespace std::chrono_literals;
+
+TEST(ZooKeeperBackend, RegistryEntry) {
+  const BackendInfo* zk = find_backend("zookeeper");
+  ASSERT_NE(zk, nullptr);
+  EXPECT_EQ(zk->server_nodes, (std::vector<std::string>{"n1", "n2", "n3"}));
+  EXPECT_TRUE(zk->has_leader);
+  ASSERT_FALSE(zk->binaries.empty());
+  EXPECT_EQ(zk->binaries[0].program, "java");
+  EXPECT_EQ(resolve_backend_options(*zk, {}),
+            (BackendOptions{{"session_timeout_ms", "6000"}, {"tick_ms", "1000"}}));
+  EXPECT_EQ(zk->make_server(resolve_backend_options(*zk, {}))->nodes(), zk->server_nodes);
+}
+
+TEST(ZooKeeperBackend, SessionTimeoutMustLieWithinTheTickBounds) {
+  const BackendInfo& zk = *find_backend("zookeeper");
+  auto options = [&](std::vector<std::string> kv) {
+    return ZooKeeperServerOptions::from_options(resolve_backend_options(zk, kv));
+  };
+  EXPECT_EQ(options({"session_timeout_ms=4000"}).session_timeout, 4000ms);
+  EXPECT_EQ(options({"session_timeout_ms=2000"}).session_timeout, 2000ms);
+  EXPECT_EQ(options({"session_timeout_ms=20000"}).session_timeout, 20000ms);
+  EXPECT_EQ(options({"tick_ms=2000", "session_timeout_ms=40000"}).tick, 2000ms);
+  try {
+    options({"session_timeout_ms=1999"});
+    ADD_FAILURE() << "1999 ms accepted with a 1000 ms tick";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("2000..20000"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(options({"session_timeout_ms=20001"}), std::invalid_argument);
+  EXPECT_THROW(options({"session_timeout_ms=6s"}), std::invalid_argument);
+  EXPECT_THROW(options({"tick_ms=0"}), std::invalid_argument);
+  EXPECT_THROW(options({"tick_ms=-5"}), std::invalid_argument);
+  EXPECT_THROW(zk.make_server(resolve_backend_options(zk, {"session_timeout_ms=100"})), std::invalid_argument);
+}
+
+TEST(ZooKeeperBackend, ConfigListsTheWholeEnsemble) {
+  ZooKeeperServerOptions o;
+  std::vector<ZooKeeperPeer> peers = {{1, "10.0.0.1", 2181, 2888, 3888},
+                                      {2, "10.0.0.2", 2181, 2888, 3888},
+                                      {3, "10.0.0.3", 2181, 2888, 3888}};
+  std::string conf = zookeeper_config_text(o, peers[1], peers, "/tmp/x/data");
+  for (const char* line : {"tickTime=1000\n", "dataDir=/tmp/x/data\n", "clientPort=2181\n",
+                           "clientPortAddress=10.0.0.2\n", "admin.enableServer=false\n",
+                           "4lw.commands.whitelist=srvr,ruok,mntr,stat,conf\n", "minSessionTimeout=2000\n",
+                           "maxSessionTimeout=20000\n", "server.1=10.0.0.1:2888:3888\n",
+                           "server.2=10.0.0.2:2888:3888\n", "server.3=10.0.0.3:2888:3888\n"}) {
+    EXPECT_NE(conf.find(line), std::string::npos) << line << " missing from\n" << conf;
+  }
+}
+
+TEST(ZooKeeperBackend, SrvrModeParsing) {
+  EXPECT_EQ(zk_srvr_mode("Zookeeper version: 3.8.0\nZxid: 0x100000000\nMode: leader\nNode count: 5\n"), "leader");
+  EXPECT_EQ(zk_srvr_mode("Latency min/avg/max: 0/0.0/0\nMode: follower\n"), "follower");
+  EXPECT_EQ(zk_srvr_mode("This ZooKeeper instance is not currently serving requests\n"), std::nullopt);
+  EXPECT_EQ(zk_srvr_mode(""), std::nullopt);
+  EXPECT_EQ(zk_srvr_mode("XMode: leader\n"), std::nullopt);
+}
+
+TEST(ZooKeeperBackend, FourLetterWordToNobodyIsNothing) {
+  std::uint16_t port = testing::free_port();
+  auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(zk_four_letter("127.0.0.1", port, "srvr", 300ms), std::nullopt);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 1s);
+  EXPECT_EQ(zk_four_letter("not-an-address", port, "srvr", 300ms), std::nullopt);
+}
+
+TEST(ZooKeeperClientConfig, RoundTripsAndRejectsBadFields) {
+  ZooKeeperClientConfig c = ZooKeeperClientConfig::from_json({{"hosts", "a:1,b:2"}, {"session_timeout_ms", 4000}});
+  EXPECT_EQ(c.hosts, "a:1,b:2");
+  EXPECT_EQ(c.session_timeout, 4000ms);
+  EXPECT_EQ(c.connect_timeout, 1000ms);
+  ZooKeeperClientConfig back = ZooKeeperClientConfig::from_json(c.to_json());
+  EXPECT_EQ(back.to_json(), c.to_json());
+  EXPECT_THROW(ZooKeeperClientConfig::from_json({{"hosts", ""}}), std::invalid_argument);
+  EXPECT_THROW(ZooKeeperClientConfig::from_json({{"port", 1}}), std::invalid_argument);
+  EXPECT_THROW(ZooKeeperClientConfig::from_json({{"hosts", "a:1"}, {"max_wait_ms", 0}}), std::invalid_argument);
+  EXPECT_THROW(ZooKeeperClientConfig::from_json({{"hosts", "a:1"}, {"request_timeout_ms", "1"}}),
+               std::invalid_argument);
+  EXPECT_THROW(ZooKeeperClientConfig::from_json(nlohmann::json::array()), std::invalid_argument);
+}
+
+// Nobody listens: nothing can be sent, so acquire fails definitely (not_sent), within the
+// connect timeout; a grant this client never gave is not its to release.
+TEST(ZooKeeperLockClient, NoEnsembleMeansDefiniteFailure) {
+  ZooKeeperClientConfig c;
+  c.hosts = "127.0.0.1:" + std::to_string(testing::free_port());
+  c.connect_timeout = 300ms;
+  ZooKeeperLockClient client(c, "c1");
+  auto t0 = std::chrono::steady_clock::now();
+  LockResult r = client.acquire("k", 1s);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 1s);
+  EXPECT_EQ(r.outcome, Outcome::kFail);
+  EXPECT_TRUE(r.not_sent);
+  EXPECT_FALSE(r.grant);
+  EXPECT_EQ(client.acquire("k", 0ms).outcome, Outcome::kFail);
+  LockResult rel = client.release(Grant{"k", 5, "/fc/k/lock-x-0000000001"});
+  EXPECT_EQ(rel.outcome, Outcome::kFail);
+  EXPECT_EQ(rel.error, "not held");
+}
+
+}  // namespace
+}  // namespace fencecheck
