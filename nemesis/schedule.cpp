@@ -33,6 +33,7 @@ NemesisSchedule::NemesisSchedule(std::vector<std::string> faults, std::vector<Re
     : NemesisSchedule(std::move(faults), ctx, options, 0) {
   for (const auto& line : lines) family_of_fault(line.value.at("fault").get<std::string>());
   replay_ = std::move(lines);
+  replay_base_ = ctx_.time.now();
 }
 
 NemesisSchedule::~NemesisSchedule() { stop(); }
@@ -111,7 +112,7 @@ void NemesisSchedule::step_drawn(Family& f, TimeSource::Instant now) {
 void NemesisSchedule::step_replay() {
   const auto& lines = *replay_;
   TimeSource::Instant now = ctx_.time.now();
-  for (; next_line_ < lines.size() && lines[next_line_].at <= now; ++next_line_) {
+  for (; next_line_ < lines.size() && replay_base_ + lines[next_line_].after <= now; ++next_line_) {
     const ReplayLine& line = lines[next_line_];
     family_of_fault(line.value.at("fault").get<std::string>()).nemesis->replay(line.f, line.value);
   }

@@ -9,7 +9,8 @@
 // move only with lock-aware faults, which wait for an acquire).
 //
 // Replayed: the nemesis lines of a recorded history (ReplayLine), applied at the same
-// offsets through each family's Nemesis::replay — same targets, same parameters.
+// offsets from the schedule's construction (the replaying run makes it as its test phase
+// begins) through each family's Nemesis::replay — same targets, same parameters.
 //
 // poll() does one step at the context's TimeSource's now: unit tests drive it with a
 // ManualTime and never sleep. start() runs poll() on its own thread every 10 ms; stop()
@@ -33,9 +34,9 @@
 
 namespace fencecheck {
 
-// One nemesis line of a recorded history, due at `at` in the replaying run.
+// One nemesis line of a recorded history, due `after` the replaying schedule was made.
 struct ReplayLine {
-  TimeSource::Instant at;
+  TimeSource::Duration after;
   std::string f;
   nlohmann::json value;  // has "fault"
 };
@@ -83,6 +84,7 @@ class NemesisSchedule {
   NemesisContext& ctx_;
   std::map<std::string, Family> families_;  // by family name
   std::optional<std::vector<ReplayLine>> replay_;
+  TimeSource::Instant replay_base_{};  // when the replaying schedule was made
   std::size_t next_line_ = 0;
   std::mutex poll_mu_;  // one poll or heal at a time
   mutable std::mutex mu_;

@@ -3,12 +3,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <future>
 #include <iostream>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "backends/registry.h"
@@ -231,11 +233,16 @@ void Runner::run_clients() {
       NemesisContext{*net_, *server_processes_, *workers_, *clocks_, *fault_log_, time_});
   FaultOptions fault_options{milliseconds(c_.pause_ms), milliseconds(c_.restart_ms),
                              milliseconds(c_.clock_max_ms)};
+  // A replay's test phase lasts at least until its last recorded line (the stored run's
+  // final heal) is applied, so that no fault is lost to a few milliseconds of jitter.
+  std::chrono::nanoseconds replay_until{0};
   if (c_.replay.empty()) {
     schedule_ = std::make_unique<NemesisSchedule>(c_.nemesis, milliseconds(c_.nemesis_interval_ms),
                                                   *c_.seed, *nemesis_ctx_, fault_options);
   } else {
-    schedule_ = std::make_unique<NemesisSchedule>(c_.nemesis, replay_lines(), *nemesis_ctx_, fault_options);
+    std::vector<ReplayLine> lines = replay_lines();
+    if (!lines.empty()) replay_until = lines.back().after + milliseconds(100);
+    schedule_ = std::make_unique<NemesisSchedule>(c_.nemesis, std::move(lines), *nemesis_ctx_, fault_options);
   }
   SessionShared shared{*history_, *workers_, *health_, running, next_process, next_element,
                        [this](const std::string& node) { schedule_->on_acquired(node); },
@@ -247,8 +254,9 @@ void Runner::run_clients() {
   }
   Progress progress(out_, c_.time_limit_s, *history_, [this] { return schedule_->describe_active(); });
   auto start = std::chrono::steady_clock::now();
-  auto limit = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                           std::chrono::duration<double>(c_.time_limit_s));
+  auto limit = start + std::max(std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                    std::chrono::duration<double>(c_.time_limit_s)),
+                                std::chrono::duration_cast<std::chrono::steady_clock::duration>(replay_until));
   schedule_->start();
   // A client thread that fails (the history cannot be written) ends the test for all;
   // the first error is rethrown here once every thread has stopped.
@@ -354,19 +362,34 @@ RunConfig Runner::replayed_config() const {
   return c;
 }
 
-// The stored run's nemesis lines, due at the same offsets from this run's start.
+// The stored run's nemesis lines, due at the same offsets from the start of the test
+// phase: the stored run's is its first client invoke (its setup took its own time, so
+// offsets from its t0 would shift every fault by the difference in setup times).
 std::vector<ReplayLine> Runner::replay_lines() const {
-  std::vector<ReplayLine> lines;
+  struct Line {
+    std::int64_t time;
+    std::string f;
+    nlohmann::json value;
+  };
+  std::vector<Line> recorded;
+  std::optional<std::int64_t> test_start;
   HistoryReader reader((fs::path(c_.replay) / "history.jsonl").string());
   Event e;
   while (reader.next(e)) {
-    if (!e.is_nemesis()) continue;
+    if (!e.is_nemesis()) {
+      if (!test_start) test_start = e.time;
+      continue;
+    }
     nlohmann::json value = nlohmann::json::parse(e.value, nullptr, false);
     if (!value.is_object() || !value.contains("fault")) {
       throw InputError(c_.replay + "/history.jsonl", e.line, "value.fault", "a nemesis line to replay must name its fault");
     }
-    TimeSource::Instant at{std::chrono::nanoseconds(t0_ + e.time)};
-    lines.push_back({at, e.f_name, std::move(value)});
+    recorded.push_back({e.time, e.f_name, std::move(value)});
+  }
+  std::vector<ReplayLine> lines;
+  for (auto& r : recorded) {
+    std::int64_t after = std::max<std::int64_t>(0, r.time - test_start.value_or(0));
+    lines.push_back({std::chrono::nanoseconds(after), std::move(r.f), std::move(r.value)});
   }
   return lines;
 }

@@ -5,6 +5,9 @@
 // killed worker's process; a replay applies the same faults.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <optional>
+
 #include "tests/integration/run_fixture.h"
 
 namespace fencecheck::testing {
@@ -132,13 +135,21 @@ TEST_F(NemesisRun, ReplayAppliesTheSameFaultsAtTheSameOffsets) {
   fs::path original = latest();
   auto again = run_command(original.string() + "/repro.sh --name replayed");
   ASSERT_TRUE(again.code == 0 || again.code == 1) << again.out;
+  // Each fault with its offset from the start of the test phase (the first client op).
   auto faults = [](const fs::path& dir) {
     std::vector<std::pair<double, json>> out;
     std::ifstream in(dir / "history.jsonl");
+    std::optional<double> start;
     for (std::string line; std::getline(in, line);) {
       json j = json::parse(line);
-      if (j["process"] == "nemesis") out.emplace_back(j["time"].get<double>() / 1e9, json{j["f"], j["value"]});
+      double t = j["time"].get<double>() / 1e9;
+      if (j["process"] != "nemesis") {
+        if (!start) start = t;
+        continue;
+      }
+      out.emplace_back(t, json{j["f"], j["value"]});
     }
+    for (auto& [t, f] : out) t = std::max(0.0, t - start.value_or(0));
     return out;
   };
   auto a = faults(original), b = faults(latest());

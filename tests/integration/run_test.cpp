@@ -57,7 +57,10 @@ TEST_F(RunTest, PauseHolderUnfencedLosesUpdates) {
   EXPECT_TRUE(lost) << res["checkers"]["resource"].dump(2);
 }
 
-TEST_F(RunTest, PauseHolderFencedRefusesStaleWrites) {
+// The fence sees the holder's token on reads as well as writes, so a holder paused right
+// after its acquire usually has its read refused (and never writes); one paused between
+// read and write has its write refused. Either way the resource refused a stale access.
+TEST_F(RunTest, PauseHolderFencedRefusesStaleAccesses) {
   auto r = run(kPauseHolder + " --resource fenced");
   ASSERT_EQ(r.code, 1) << r.out;
   json res = results();
@@ -68,12 +71,12 @@ TEST_F(RunTest, PauseHolderFencedRefusesStaleWrites) {
   std::ifstream log(latest() / "resource.jsonl");
   for (std::string line; std::getline(log, line);) {
     json e = json::parse(line);
-    if (e["op"] == "write" && e["accepted"] == false) {
+    if (e["accepted"] == false) {
       ++refused;
       EXPECT_NE(e["reason"].get<std::string>().find("stale"), std::string::npos) << line;
     }
   }
-  EXPECT_GT(refused, 0) << "no stale write was refused";
+  EXPECT_GT(refused, 0) << "no stale access was refused";
 }
 
 TEST_F(RunTest, InterruptedRunTearsDownAndIsUndecided) {

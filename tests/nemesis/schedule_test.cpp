@@ -88,12 +88,11 @@ TEST(NemesisSchedule, FamiliesAlternateRecoveryWindowsAndFaultsConcurrently) {
 
 TEST(NemesisSchedule, ReplayAppliesRecordedLinesAtTheirInstants) {
   FakeNemesisEnv env(kClients, kServers);
-  TimeSource::Instant t0 = env.time.now();
   nlohmann::json grudge = {{"n1", {"c1"}}, {"c1", {"n1"}}};
   std::vector<ReplayLine> lines = {
-      {t0 + milliseconds(30), "partition", {{"fault", "partition-one"}, {"grudge", grudge}}},
-      {t0 + milliseconds(50), "pause", {{"fault", "pause-server"}, {"targets", {"n3"}}, {"ms", 40}}},
-      {t0 + milliseconds(80), "heal", {{"fault", "partition-one"}}},
+      {milliseconds(30), "partition", {{"fault", "partition-one"}, {"grudge", grudge}}},
+      {milliseconds(50), "pause", {{"fault", "pause-server"}, {"targets", {"n3"}}, {"ms", 40}}},
+      {milliseconds(80), "heal", {{"fault", "partition-one"}}},
   };
   NemesisSchedule s({"partition-one", "pause-server"}, lines, env.ctx, FaultOptions{});
   run_for(env, s, 2);

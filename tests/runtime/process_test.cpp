@@ -200,7 +200,16 @@ TEST_F(ProcessTest, DestroyStopsEverything) {
 TEST_F(ProcessTest, PauseWaitsUntilStoppedAndIsKnownDeliberate) {
   // Two threads: pause() must wait for every thread of the group, not just the leader.
   Process& p = runtime_->spawn(shell("sleep 30 & sleep 30; wait"));
-  ASSERT_TRUE(eventually([&] { return os::group_members(p.pid()).size() == 3; }));
+  // Wait until both sleeps run: a shell that has vforked a child which is not yet exec'd
+  // sits in 'D' and cannot stop until the child execs, which a stopped child never does.
+  ASSERT_TRUE(eventually([&] {
+    std::vector<int> members = os::group_members(p.pid());
+    if (members.size() != 3) return false;
+    for (int pid : members) {
+      if (os::process_state(pid) != 'S') return false;
+    }
+    return true;
+  }));
   EXPECT_FALSE(p.paused());
   p.pause();
   EXPECT_TRUE(p.paused());
