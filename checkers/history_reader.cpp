@@ -192,8 +192,11 @@ bool ResourceLogReader::next(ResourceEntry& r) {
   impl_->last_time = r.time;
   r.key = std::string(fl.require_string("key"));
   std::string_view op = fl.require_string("op");
-  if (op != "read" && op != "write") fl.fail("op", "must be \"read\" or \"write\", found \"" + std::string(op) + "\"");
-  r.is_write = op == "write";
+  if (op == "read") r.op = ResourceEntry::Op::kRead;
+  else if (op == "write") r.op = ResourceEntry::Op::kWrite;
+  else if (op == "cas") r.op = ResourceEntry::Op::kCas;
+  else fl.fail("op", "must be \"read\", \"write\" or \"cas\", found \"" + std::string(op) + "\"");
+  if (r.op == ResourceEntry::Op::kCas) r.expect = canonical_json(fl.require("expect"));
   element token = fl.require("token");
   if (!token.is_null()) r.token = fl.require_int("token", INT64_MIN);
   r.value = fl.find("value") ? canonical_json(*fl.find("value")) : "null";

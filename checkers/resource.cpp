@@ -8,6 +8,10 @@
 //    its final reads after every client stopped, so such a write means the final reads
 //    failed, and nothing may pass unjudged. The element of a fail write must never be in
 //    it (info writes may go either way). A final read of null is an empty list.
+// 3. compare-and-set (the `cas` workload): replaying resource.jsonl in file order, an
+//    accepted cas must have found the value it expected (the key's value after the
+//    accepted writes and cas before it; null at first). Otherwise the resource broke
+//    the one promise a lock-free client relies on.
 #include <algorithm>
 #include <map>
 #include <unordered_set>
@@ -70,6 +74,7 @@ class ResourceChecker : public Checker {
 
   void observe_resource(const ResourceEntry& r) override {
     ++log_entries_;
+    if (r.accepted) check_cas(r);
     if (!r.accepted || !r.token) return;
     auto [it, fresh] = highest_.try_emplace(r.key, HighestToken{*r.token, r.seq, r.client});
     if (fresh) return;
@@ -77,9 +82,9 @@ class ResourceChecker : public Checker {
     if (*r.token < h.token) {
       add(static_cast<Nanos>(r.time),
           {{"kind", "stale-access"}, {"key", r.key}, {"seq", r.seq}, {"line", r.line},
-           {"op", r.is_write ? "write" : "read"}, {"token", *r.token}, {"client", r.client},
+           {"op", to_string(r.op)}, {"token", *r.token}, {"client", r.client},
            {"time", r.time}, {"highest_token", h.token}, {"highest_seq", h.seq},
-           {"message", "the resource accepted a " + std::string(r.is_write ? "write" : "read") +
+           {"message", "the resource accepted a " + std::string(to_string(r.op)) +
                            " of " + r.key + " with token " + std::to_string(*r.token) +
                            (r.client.empty() ? "" : " from " + r.client) + " at " +
                            format_seconds(r.time) + " (seq " + std::to_string(r.seq) +
@@ -124,7 +129,7 @@ class ResourceChecker : public Checker {
       }
     }
     CheckResult r;
-    r.stats = {{"resource_log_entries", log_entries_}, {"append_keys", keys_.size()},
+    r.stats = {{"resource_log_entries", log_entries_}, {"append_keys", keys_.size()}, {"cas_applied", cas_applied_},
                {"writes_judged", judged}, {"lost_after_final_read_began", after_final}};
     if (!notes_.empty()) r.stats["notes"] = notes_;
     if (log_entries_ == 0 && keys_.empty()) {
@@ -136,13 +141,32 @@ class ResourceChecker : public Checker {
     r.count = count_;
     for (auto& f : found_) r.violations.push_back(std::move(f.second));
     r.verdict = count_ == 0 ? Verdict::kValid : Verdict::kInvalid;
-    r.summary = count_ == 0 ? std::to_string(log_entries_) + " resource log entries without a stale access; " +
-                                  std::to_string(judged) + " ok writes all present in the final reads"
-                            : r.violations.front()["message"].get<std::string>();
+    std::string clean = std::to_string(log_entries_) + " resource log entries without a stale access";
+    if (!keys_.empty() || cas_applied_ == 0) {
+      clean += "; " + std::to_string(judged) + " ok writes all present in the final reads";
+    }
+    if (cas_applied_ > 0) clean += "; " + std::to_string(cas_applied_) + " applied cas each found the value it expected";
+    r.summary = count_ == 0 ? clean : r.violations.front()["message"].get<std::string>();
     return r;
   }
 
  private:
+  void check_cas(const ResourceEntry& r) {
+    if (r.op == ResourceEntry::Op::kRead) return;
+    auto it = current_.try_emplace(r.key, "null").first;
+    cas_applied_ += r.op == ResourceEntry::Op::kCas;
+    if (r.op == ResourceEntry::Op::kCas && r.expect != it->second) {
+      add(static_cast<Nanos>(r.time),
+          {{"kind", "cas-on-mismatch"}, {"key", r.key}, {"seq", r.seq}, {"line", r.line},
+           {"client", r.client}, {"time", r.time}, {"expected", bounded_json(r.expect)},
+           {"found", bounded_json(it->second)},
+           {"message", "the resource accepted a cas of " + r.key + (r.client.empty() ? "" : " from " + r.client) +
+                           " at " + format_seconds(r.time) + " (seq " + std::to_string(r.seq) + ") expecting " +
+                           bounded_text(r.expect) + " while the key held " + bounded_text(it->second)}});
+    }
+    it->second = r.value;
+  }
+
   nlohmann::json write_violation(const char* kind, const std::string& key, const Write& w,
                                  const AppendKey& k, const std::string& message) const {
     return {{"kind", kind}, {"key", key}, {"element", bounded_json(w.element)},
@@ -169,10 +193,12 @@ class ResourceChecker : public Checker {
   InFlightInvokes invokes_;
   std::map<std::string, AppendKey> keys_;
   std::unordered_map<std::string, HighestToken> highest_;
+  std::unordered_map<std::string, std::string> current_;  // a key's value per the log
   std::vector<std::pair<Nanos, nlohmann::json>> found_;
   std::vector<std::string> notes_;
   std::uint64_t count_ = 0;
   std::uint64_t log_entries_ = 0;
+  std::uint64_t cas_applied_ = 0;
 };
 
 }  // namespace

@@ -23,13 +23,22 @@ FencedStore::FencedStore(ResourceMode mode, std::ostream& log,
                          std::function<std::int64_t()> clock)
     : mode_(mode), log_(log), clock_(std::move(clock)) {}
 
-std::string FencedStore::admit_locked(KeyState& state, std::optional<std::int64_t> token) const {
+std::string FencedStore::refusal_locked(const KeyState& state, std::optional<std::int64_t> token) const {
   if (mode_ == ResourceMode::kFenced && token && state.highest_token && *token < *state.highest_token) {
     return "stale token " + std::to_string(*token) + " < highest accepted " +
            std::to_string(*state.highest_token);
   }
-  if (token && (!state.highest_token || *token > *state.highest_token)) state.highest_token = token;
   return "";
+}
+
+std::string FencedStore::admit_locked(KeyState& state, std::optional<std::int64_t> token) const {
+  std::string refusal = refusal_locked(state, token);
+  if (refusal.empty()) raise_locked(state, token);
+  return refusal;
+}
+
+void FencedStore::raise_locked(KeyState& state, std::optional<std::int64_t> token) {
+  if (token && (!state.highest_token || *token > *state.highest_token)) state.highest_token = token;
 }
 
 ReadOutcome FencedStore::read(const std::string& key, std::optional<std::int64_t> token,
@@ -40,7 +49,7 @@ ReadOutcome FencedStore::read(const std::string& key, std::optional<std::int64_t
   out.reason = admit_locked(state, token);
   out.accepted = out.reason.empty();
   if (out.accepted) out.value = state.value;
-  log_locked(key, false, token, out.accepted ? state.value : "null", out.accepted, out.reason, client);
+  log_locked(key, "read", token, out.accepted ? state.value : "null", nullptr, out.accepted, out.reason, client);
   return out;
 }
 
@@ -51,7 +60,7 @@ WriteOutcome FencedStore::write(const std::string& key, std::optional<std::int64
   std::lock_guard<std::mutex> lock(mu_);
   if (!parsed) {
     WriteOutcome out{false, "value is not valid JSON"};
-    log_locked(key, true, token, "null", false, out.reason, client);
+    log_locked(key, "write", token, "null", nullptr, false, out.reason, client);
     return out;
   }
   std::string canonical = std::move(*parsed);
@@ -60,20 +69,48 @@ WriteOutcome FencedStore::write(const std::string& key, std::optional<std::int64
   out.reason = admit_locked(state, token);
   out.accepted = out.reason.empty();
   if (out.accepted) state.value = canonical;
-  log_locked(key, true, token, canonical, out.accepted, out.reason, client);
+  log_locked(key, "write", token, canonical, nullptr, out.accepted, out.reason, client);
   return out;
 }
 
-void FencedStore::log_locked(const std::string& key, bool is_write,
+WriteOutcome FencedStore::cas(const std::string& key, std::optional<std::int64_t> token,
+                              const std::string& expect_json, const std::string& value_json,
+                              const std::string& client) {
+  std::optional<std::string> expect = canonical_json_text(expect_json);
+  std::optional<std::string> value = canonical_json_text(value_json);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!expect || !value) {
+    WriteOutcome out{false, std::string(expect ? "value" : "expect") + " is not valid JSON"};
+    log_locked(key, "cas", token, value ? *value : "null", expect ? expect->c_str() : "null", false,
+               out.reason, client);
+    return out;
+  }
+  KeyState& state = keys_[key];
+  WriteOutcome out;
+  out.reason = refusal_locked(state, token);
+  if (out.reason.empty() && state.value != *expect) {
+    out.reason = "value mismatch: the key holds " + state.value;
+  }
+  out.accepted = out.reason.empty();
+  if (out.accepted) {
+    raise_locked(state, token);  // only an applied cas raises the fence
+    state.value = *value;
+  }
+  log_locked(key, "cas", token, *value, expect->c_str(), out.accepted, out.reason, client);
+  return out;
+}
+
+void FencedStore::log_locked(const std::string& key, const char* op,
                              std::optional<std::int64_t> token, const std::string& value_json,
-                             bool accepted, const std::string& reason,
+                             const char* expect_json, bool accepted, const std::string& reason,
                              const std::string& client) {
   // value_json is already canonical JSON, so the line is assembled as text rather than
   // re-parsed; the strings go through the JSON encoder for escaping.
   std::string line = "{\"seq\":" + std::to_string(next_seq_++);
   line += ",\"time\":" + std::to_string(clock_());
   line += ",\"key\":" + json_string(key);
-  line += is_write ? ",\"op\":\"write\"" : ",\"op\":\"read\"";
+  line += ",\"op\":\"" + std::string(op) + "\"";
+  if (expect_json != nullptr) line += ",\"expect\":" + std::string(expect_json);
   line += ",\"token\":" + (token ? std::to_string(*token) : std::string("null"));
   line += ",\"value\":" + value_json;
   line += accepted ? std::string(",\"accepted\":true,\"reason\":null")

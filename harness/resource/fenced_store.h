@@ -55,6 +55,12 @@ class FencedStore {
   // with value null and the parse error as its reason).
   WriteOutcome write(const std::string& key, std::optional<std::int64_t> token,
                      const std::string& value_json, const std::string& client);
+  // Compare-and-set: sets the key to value_json iff it holds expect_json now (compared as
+  // canonical JSON) and the token is not stale. A refused cas changes nothing, the fence
+  // included. Logged with op "cas" and the expected value as "expect".
+  WriteOutcome cas(const std::string& key, std::optional<std::int64_t> token,
+                   const std::string& expect_json, const std::string& value_json,
+                   const std::string& client);
 
   ResourceMode mode() const { return mode_; }
 
@@ -66,9 +72,12 @@ class FencedStore {
   // Empty when an access with token may proceed (and then raises the highest token);
   // otherwise why not.
   std::string admit_locked(KeyState& state, std::optional<std::int64_t> token) const;
-  void log_locked(const std::string& key, bool is_write, std::optional<std::int64_t> token,
-                  const std::string& value_json, bool accepted, const std::string& reason,
-                  const std::string& client);
+  std::string refusal_locked(const KeyState& state, std::optional<std::int64_t> token) const;
+  static void raise_locked(KeyState& state, std::optional<std::int64_t> token);
+  // op: "read", "write" or "cas"; expect_json: cas only (else nullptr).
+  void log_locked(const std::string& key, const char* op, std::optional<std::int64_t> token,
+                  const std::string& value_json, const char* expect_json, bool accepted,
+                  const std::string& reason, const std::string& client);
 
   const ResourceMode mode_;
   std::ostream& log_;

@@ -40,6 +40,15 @@ class ResourceService final : public proto::Resource::Service {
     return grpc::Status::OK;
   }
 
+  grpc::Status Cas(grpc::ServerContext*, const proto::CasRequest* req, proto::WriteReply* reply) override {
+    std::optional<std::int64_t> token;
+    if (req->has_token()) token = req->token();
+    WriteOutcome out = store_.cas(req->key(), token, req->expect_json(), req->value_json(), req->client());
+    reply->set_accepted(out.accepted);
+    reply->set_reason(out.reason);
+    return grpc::Status::OK;
+  }
+
  private:
   FencedStore& store_;
 };

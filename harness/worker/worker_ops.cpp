@@ -55,6 +55,13 @@ Reply from_resource_error(const grpc::Status& s) {
   return make_reply(Reply::INFO, "resource call failed (code " + std::to_string(s.error_code()) + "): " + msg);
 }
 
+// A write or cas the resource answered: ok when applied, fail when refused (nothing changed).
+Reply write_outcome(const grpc::Status& st, const proto::WriteReply& out) {
+  if (!st.ok()) return from_resource_error(st);
+  if (out.accepted()) return make_reply(Reply::OK);
+  return make_reply(Reply::FAIL, "rejected by the resource: " + out.reason());
+}
+
 }  // namespace
 
 WorkerOps::WorkerOps(std::string default_node, std::chrono::milliseconds resource_deadline)
@@ -110,8 +117,7 @@ proto::InvokeReply WorkerOps::invoke(const proto::InvokeRequest& req) {
     case OpFn::kRelease: return release(*s, op);
     case OpFn::kRead: return read(*s, op);
     case OpFn::kWrite: return write(*s, op);
-    case OpFn::kCas:
-      return make_reply(Reply::FAIL, "cas: the fenced resource has no compare-and-set", true);
+    case OpFn::kCas: return cas(*s, op);
     case OpFn::kNemesis: break;
   }
   return make_reply(Reply::FAIL, "unknown op", true);
@@ -170,10 +176,18 @@ proto::InvokeReply WorkerOps::write(Session& s, const DecodedOp& op) {
   wr.set_value_json(op.value_json);
   wr.set_client(s.node);
   proto::WriteReply out;
-  grpc::Status st = call_resource(s, &proto::Resource::Stub::Write, wr, out);
-  if (!st.ok()) return from_resource_error(st);
-  if (out.accepted()) return make_reply(Reply::OK);
-  return make_reply(Reply::FAIL, "rejected by the resource: " + out.reason());
+  return write_outcome(call_resource(s, &proto::Resource::Stub::Write, wr, out), out);
+}
+
+proto::InvokeReply WorkerOps::cas(Session& s, const DecodedOp& op) {
+  proto::CasRequest cr;
+  cr.set_key(op.key);
+  if (op.token) cr.set_token(*op.token);
+  cr.set_expect_json(op.expect_json);
+  cr.set_value_json(op.value_json);
+  cr.set_client(s.node);
+  proto::WriteReply out;
+  return write_outcome(call_resource(s, &proto::Resource::Stub::Cas, cr, out), out);
 }
 
 }  // namespace fencecheck

@@ -44,6 +44,7 @@ class WorkerOps {
   proto::InvokeReply release(Session& s, const DecodedOp& op);
   proto::InvokeReply read(Session& s, const DecodedOp& op);
   proto::InvokeReply write(Session& s, const DecodedOp& op);
+  proto::InvokeReply cas(Session& s, const DecodedOp& op);
   // One call to the resource service with the resource deadline.
   template <class Request, class Reply, class Method>
   grpc::Status call_resource(Session& s, Method method, const Request& request, Reply& reply);

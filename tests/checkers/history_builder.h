@@ -77,6 +77,17 @@ class HistoryBuilder {
     return *this;
   }
 
+  // A cas line of resource.jsonl (op "cas" with its "expect").
+  HistoryBuilder& resource_cas(const std::string& key, json expect, json value, bool accepted,
+                               const std::string& client = "c1") {
+    json j = {{"seq", seq_}, {"time", seq_ * 1000}, {"key", key}, {"op", "cas"}, {"token", nullptr},
+              {"expect", expect}, {"value", value}, {"accepted", accepted},
+              {"reason", accepted ? "" : "value mismatch"}, {"client", client}};
+    ++seq_;
+    resource_.push_back(j.dump());
+    return *this;
+  }
+
   std::string history_path(bool final_newline = true) const {
     std::string path = dir_ + "/history.jsonl";
     std::ofstream out(path, std::ios::trunc);

@@ -221,6 +221,18 @@ TEST(ResourceReader, RejectsMalformedEntries) {
   bad(R"({"seq":0,"time":1,"key":"k","op":"write","accepted":true})", "token");
   bad(R"({"seq":0,"time":1,"op":"write","token":1,"accepted":true})", "key");
   bad(R"({"seq":0,"time":1,"key":"k","op":"write","token":1.5,"accepted":true})", "token");
+  bad(R"({"seq":0,"time":1,"key":"k","op":"cas","token":null,"value":1,"accepted":true})", "expect");
+}
+
+TEST(ResourceReader, CasEntriesCarryTheirExpectationCanonically) {
+  HistoryBuilder h;
+  h.resource_cas("k0", json::parse(R"({"b":1,"a":2.0})"), 5, true);
+  ResourceLogReader log(h.resource_path());
+  ResourceEntry e;
+  ASSERT_TRUE(log.next(e));
+  EXPECT_EQ(e.op, ResourceEntry::Op::kCas);
+  EXPECT_EQ(e.expect, R"({"a":2,"b":1})");
+  EXPECT_EQ(e.value, "5");
 }
 
 }  // namespace

@@ -149,4 +149,33 @@ TEST(Resource, KeyOrderAndNumberFormDoNotMakeALostUpdate) {
 }
 
 }  // namespace
+// Rule 3: an accepted cas must find what it expected, replaying the log in order.
+TEST(Resource, AcceptedCasChainsFromNullAreValid) {
+  HistoryBuilder h;
+  h.resource_cas("k0", nullptr, 1, true).resource_cas("k0", nullptr, 2, false, "c2");
+  h.resource_cas("k0", 1, 3, true, "c2").resource("k0", "write", nullptr, true, 7);
+  h.resource_cas("k0", 7, 8, true).resource_cas("k1", nullptr, 4, true);
+  auto r = h.result("resource");
+  EXPECT_EQ(r.verdict, Verdict::kValid) << r.summary;
+}
+
+TEST(Resource, AcceptedCasOnAMismatchIsAViolation) {
+  HistoryBuilder h;
+  h.resource_cas("k0", nullptr, 1, true).resource_cas("k0", nullptr, 2, true, "c2");
+  auto r = h.result("resource");
+  ASSERT_EQ(r.verdict, Verdict::kInvalid) << r.summary;
+  EXPECT_EQ(r.violations[0]["kind"], "cas-on-mismatch");
+  EXPECT_EQ(r.violations[0]["seq"], 1);
+  EXPECT_NE(r.summary.find("expecting null while the key held 1"), std::string::npos) << r.summary;
+}
+
+TEST(Resource, RefusedCasChangesNothingAndCasComparesCanonicalJson) {
+  HistoryBuilder h;
+  h.resource_cas("k0", nullptr, json::parse(R"({"b":1,"a":2})"), true);
+  h.resource_cas("k0", 5, 6, false);  // refused: the value stays
+  h.resource_cas("k0", json::parse(R"({"a":2.0,"b":1})"), 3, true);
+  auto r = h.result("resource");
+  EXPECT_EQ(r.verdict, Verdict::kValid) << r.summary;
+}
+
 }  // namespace fencecheck::testing

@@ -181,4 +181,36 @@ TEST(ResourceMode, Parses) {
 }
 
 }  // namespace
+TEST(FencedStore, CasSetsOnlyWhenTheKeyHoldsTheExpectedValue) {
+  StoreFixture f(ResourceMode::kUnfenced);
+  EXPECT_TRUE(f.store.cas("k", std::nullopt, "null", "1", "c1").accepted);
+  WriteOutcome late = f.store.cas("k", std::nullopt, "null", "2", "c2");
+  EXPECT_FALSE(late.accepted);
+  EXPECT_NE(late.reason.find("holds 1"), std::string::npos) << late.reason;
+  EXPECT_TRUE(f.store.cas("k", std::nullopt, "1.0", "{\"b\":1,\"a\":2}", "c2").accepted)
+      << "compared as canonical JSON";
+  EXPECT_TRUE(f.store.cas("k", std::nullopt, "{\"a\":2,\"b\":1}", "3", "c1").accepted);
+  EXPECT_EQ(f.store.read("k", std::nullopt, "c1").value, "3");
+  auto lines = f.lines();
+  ASSERT_EQ(lines.size(), 5u);
+  EXPECT_EQ(lines[1]["op"], "cas");
+  EXPECT_EQ(lines[1]["expect"], nullptr);
+  EXPECT_EQ(lines[1]["value"], 2);
+  EXPECT_EQ(lines[1]["accepted"], false);
+  EXPECT_FALSE(lines[4].contains("expect")) << "reads carry no expect";
+}
+
+TEST(FencedStore, RefusedCasNeverRaisesTheFenceAndStaleCasIsRefused) {
+  StoreFixture f(ResourceMode::kFenced);
+  EXPECT_TRUE(f.store.write("k", 5, "1", "c1").accepted);
+  EXPECT_FALSE(f.store.cas("k", 9, "0", "2", "c2").accepted);  // mismatch
+  EXPECT_TRUE(f.store.write("k", 6, "4", "c1").accepted) << "the refused cas raised the fence to 9";
+  WriteOutcome stale = f.store.cas("k", 5, "4", "7", "c3");
+  EXPECT_FALSE(stale.accepted);
+  EXPECT_NE(stale.reason.find("stale token 5"), std::string::npos) << stale.reason;
+  WriteOutcome bad = f.store.cas("k", std::nullopt, "{", "7", "c3");
+  EXPECT_FALSE(bad.accepted);
+  EXPECT_EQ(bad.reason, "expect is not valid JSON");
+}
+
 }  // namespace fencecheck

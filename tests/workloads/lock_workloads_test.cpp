@@ -171,6 +171,31 @@ TEST(LockWorkload, FailedOrUnknownAcquireIsNotReleased) {
   EXPECT_EQ(s.ops[3].value, json({{"token", 9}}));
 }
 
+TEST(CasWorkload, ReadsThenSetsFromTheValueReadToAUniqueOneWithoutALock) {
+  json value = nullptr;  // the register
+  auto s = run("cas", [&](OpFn f, const std::string&, const json& v, std::size_t n) {
+    if (f == OpFn::kRead) return ok(value);
+    if (n == 3) return OpResult{OpType::kFail, v, "value mismatch"};  // someone else won
+    value = v["value"];
+    return ok(v);
+  }, 8, 2);
+  std::set<json> values;
+  for (std::size_t i = 0; i < s.ops.size(); ++i) {
+    const auto& op = s.ops[i];
+    EXPECT_NE(op.f, OpFn::kAcquire) << "no lock at all";
+    EXPECT_EQ(op.f, i % 2 == 0 ? OpFn::kRead : OpFn::kCas) << i;
+    EXPECT_TRUE(op.key == "k0" || op.key == "k1") << op.key;
+    if (op.f != OpFn::kCas) continue;
+    EXPECT_EQ(op.key, s.ops[i - 1].key) << "sets the key it read";
+    EXPECT_TRUE(values.insert(op.value["value"]).second) << "unique values";
+  }
+  ASSERT_EQ(s.ops.size(), 8u);
+  EXPECT_EQ(s.ops[1].value["expect"], nullptr);
+  EXPECT_EQ(s.ops[5].value["expect"], s.ops[1].value["value"]) << "expects what it read";
+  EXPECT_EQ(s.sleeps_after[3].size(), 1u) << "backs off after a refused cas";
+  EXPECT_EQ(make("cas", 3)->final_read_keys(), (std::vector<std::string>{"k0", "k1", "k2"}));
+}
+
 TEST(Workloads, StopAtOnceWhenNotRunning) {
   for (const auto& w : workload_registry()) {
     auto s = run(w.name, [](OpFn, const std::string&, const json& v, std::size_t) { return ok(v); }, 0);
@@ -183,7 +208,8 @@ TEST(Workloads, Registry) {
   ASSERT_NE(find_workload("lock-append"), nullptr);
   EXPECT_EQ(find_workload("bogus"), nullptr);
   EXPECT_EQ(find_workload(""), nullptr);
-  EXPECT_EQ(workload_names(), "lock, lock-append");
+  EXPECT_EQ(workload_names(), "lock, lock-append, cas");
+  ASSERT_NE(find_workload("cas"), nullptr);
   EXPECT_EQ(lock_name(3), "l3");
   EXPECT_EQ(resource_key(12), "k12");
 }
