@@ -1,5 +1,7 @@
 #include "nemesis/clock_nemesis.h"
 
+#include "nemesis/targets.h"
+
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -22,13 +24,8 @@ nlohmann::json offsets_json(const std::map<std::string, milliseconds>& m) {
 
 }  // namespace
 
-std::vector<std::string> ClockNemesis::random_subset(std::mt19937_64& rng) const {
-  std::vector<std::string> nodes = ctx_.servers.nodes();
-  std::shuffle(nodes.begin(), nodes.end(), rng);
-  if (nodes.empty()) return nodes;
-  nodes.resize(1 + rng() % nodes.size());
-  std::sort(nodes.begin(), nodes.end());
-  return nodes;
+std::vector<std::string> ClockNemesis::targets(std::mt19937_64& rng) const {
+  return pick_targets(ctx_.servers.nodes(), options_.targets.empty() ? "random" : options_.targets, rng);
 }
 
 milliseconds ClockNemesis::capped(double ms) const {
@@ -40,17 +37,17 @@ void ClockNemesis::start(const std::string& fault, std::mt19937_64& rng) {
   if (strobe_) return;
   if (fault == "clock-bump") {
     std::map<std::string, milliseconds> deltas;
-    for (const auto& node : random_subset(rng)) {
-      milliseconds d = capped(std::pow(1.5, 6 + uniform(rng, 0, 25)));
+    for (const auto& node : targets(rng)) {
+      milliseconds d = std::max(options_.clock_min, capped(std::pow(1.5, 6 + uniform(rng, 0, 25))));
       deltas[node] = rng() % 2 ? d : -d;
     }
     if (!deltas.empty()) bump_locked(deltas);
   } else if (fault == "clock-strobe") {
-    std::vector<std::string> targets = random_subset(rng);
+    std::vector<std::string> nodes = targets(rng);
     milliseconds delta = capped(std::pow(2.0, 2 + uniform(rng, 0, 16)));
     milliseconds period(std::max<std::int64_t>(10, static_cast<std::int64_t>(std::pow(2.0, uniform(rng, 0, 10)))));
     milliseconds duration(static_cast<std::int64_t>(uniform(rng, 0, 32) * 1000));
-    if (!targets.empty()) strobe_locked(targets, delta, period, duration);
+    if (!nodes.empty()) strobe_locked(nodes, delta, period, duration);
   } else if (fault == "clock-reset") {
     reset_locked(fault);
   } else {

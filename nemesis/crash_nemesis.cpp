@@ -1,25 +1,13 @@
 #include "nemesis/crash_nemesis.h"
 
+#include "nemesis/targets.h"
+
 #include <algorithm>
 #include <stdexcept>
 
 namespace fencecheck {
 
 using std::chrono::milliseconds;
-
-std::vector<std::string> CrashNemesis::targets(const std::vector<std::string>& nodes,
-                                               const std::string& spec, std::mt19937_64& rng) {
-  std::vector<std::string> shuffled = nodes;
-  std::shuffle(shuffled.begin(), shuffled.end(), rng);
-  std::size_t n = nodes.size(), count = n;
-  if (spec == "one") count = 1;
-  else if (spec == "minority") count = std::max<std::size_t>(1, n / 2);  // majority(n) - 1
-  else if (spec == "majority") count = n / 2 + 1;
-  else if (spec != "all") throw std::invalid_argument("unknown target spec \"" + spec + "\"");
-  shuffled.resize(std::min(count, n));
-  std::sort(shuffled.begin(), shuffled.end());
-  return shuffled;
-}
 
 NodeProcesses& CrashNemesis::role_of(const std::string& fault) {
   return fault == "kill-client" ? ctx_.clients : ctx_.servers;
@@ -30,11 +18,12 @@ void CrashNemesis::start(const std::string& fault, std::mt19937_64& rng) {
   if (down_) return;
   if (fault == "kill-server") {
     static const char* kSpecs[] = {"one", "minority", "majority", "all"};
-    kill_locked(fault, ctx_.servers, targets(ctx_.servers.nodes(), kSpecs[rng() % 4], rng), options_.restart);
+    const std::string spec = options_.targets.empty() ? kSpecs[rng() % 4] : options_.targets;
+    kill_locked(fault, ctx_.servers, pick_targets(ctx_.servers.nodes(), spec, rng), options_.restart);
   } else if (fault == "kill-client") {
-    kill_locked(fault, ctx_.clients, targets(ctx_.clients.nodes(), "one", rng), options_.restart);
+    kill_locked(fault, ctx_.clients, pick_targets(ctx_.clients.nodes(), "one", rng), options_.restart);
   } else if (fault == "restart-server") {
-    std::vector<std::string> node = targets(ctx_.servers.nodes(), "one", rng);
+    std::vector<std::string> node = pick_targets(ctx_.servers.nodes(), "one", rng);
     for (const auto& n : node) {
       ctx_.servers.stop(n);
       ctx_.servers.start(n);

@@ -1,6 +1,7 @@
 // CrashNemesis (family "crash"): processes die and come back, through NodeProcesses.
 //   kill-server     SIGKILL a target set of servers — one, a minority, a majority or all,
-//                   drawn per fault (Jepsen's db-nodes specs) — and start them again after
+//                   drawn per fault (Jepsen's db-nodes specs) unless FaultOptions::targets
+//                   names one (nemesis/targets.h) — and start them again after
 //                   FaultOptions::restart (0: at once) on the same data directories, so
 //                   what survives is what the backend's persistence kept
 //   restart-server  one random server stopped gracefully and started again
@@ -27,10 +28,6 @@ class CrashNemesis : public Nemesis {
   bool active() const override;
   std::vector<std::string> describe_active() const override;
   void heal() override;
-
-  // Jepsen's target specs: "one", "minority" (at least one), "majority", "all".
-  static std::vector<std::string> targets(const std::vector<std::string>& nodes,
-                                          const std::string& spec, std::mt19937_64& rng);
 
  private:
   struct Down {

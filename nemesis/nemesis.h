@@ -82,6 +82,10 @@ struct FaultOptions {
   std::chrono::milliseconds pause{3000};      // a pause, and a partition-holder cut
   std::chrono::milliseconds restart{0};       // kill-server/kill-client: down this long
   std::chrono::milliseconds clock_max{30000}; // largest clock offset a clock fault sets
+  std::chrono::milliseconds clock_min{0};     // smallest magnitude of a clock-bump
+  // Which servers kill-server, clock-bump and clock-strobe hit (nemesis/targets.h): empty
+  // = each fault's own draw (kill-server: one of one/minority/majority/all; clock: random).
+  std::string targets;
 };
 
 // Every nemesis line a family records has a value with "fault" (the fault's name) and

@@ -36,6 +36,10 @@ void add_run_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--clock-max-ms", c->clock_max_ms, "largest wall-clock offset a clock fault sets")
       ->capture_default_str();
+  cmd->add_option("--clock-min-ms", c->clock_min_ms, "smallest magnitude of a clock-bump")->capture_default_str();
+  cmd->add_option("--nemesis-targets", c->nemesis_targets,
+                  "which servers kill-server, clock-bump and clock-strobe hit: random, one, minority, majority "
+                  "or all (default: each fault's own draw)");
   cmd->add_option("--replay", c->replay,
                   "rerun a stored run: its config.json, and its recorded faults at the same offsets "
                   "(only --store and --name may be given with it)");

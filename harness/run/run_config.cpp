@@ -11,6 +11,7 @@
 #include "platform/runtime.h"
 #include "nemesis/clock/node_clocks.h"
 #include "nemesis/nemesis.h"
+#include "nemesis/targets.h"
 #include "platform/errors.h"
 #include "workloads/workload.h"
 
@@ -92,6 +93,12 @@ std::optional<std::string> RunConfig::problem() const {
   if (nemesis_interval_ms <= 0) return "--nemesis-interval must be positive";
   if (restart_ms < 0) return "--restart-ms must not be negative";
   if (clock_max_ms <= 0) return "--clock-max-ms must be positive";
+  if (clock_min_ms < 0 || clock_min_ms > clock_max_ms) {
+    return "--clock-min-ms must be between 0 and --clock-max-ms (" + std::to_string(clock_max_ms) + ")";
+  }
+  if (!nemesis_targets.empty() && !is_target_spec(nemesis_targets)) {
+    return "--nemesis-targets must be one of " + join(target_specs(), ", ") + ", not \"" + nemesis_targets + "\"";
+  }
   if (op_timeout_ms <= 0) return "--op-timeout-ms must be positive";
   if (max_info < 1) return "--max-info must be at least 1";
   if (stall_ms <= 0) return "--stall-ms must be positive";
@@ -117,6 +124,8 @@ nlohmann::json RunConfig::to_json() const {
           {"nemesis_interval_ms", nemesis_interval_ms},
           {"restart_ms", restart_ms},
           {"clock_max_ms", clock_max_ms},
+          {"clock_min_ms", clock_min_ms},
+          {"nemesis_targets", nemesis_targets},
           {"op_timeout_ms", op_timeout_ms},
           {"max_info", max_info},
           {"stall_ms", stall_ms},
@@ -153,6 +162,9 @@ RunConfig RunConfig::from_json(const nlohmann::json& j, const std::string& file)
   get("nemesis_interval_ms", c.nemesis_interval_ms);
   get("restart_ms", c.restart_ms);
   get("clock_max_ms", c.clock_max_ms);
+  // Added later: a stored run from before has the defaults.
+  if (j.contains("clock_min_ms")) get("clock_min_ms", c.clock_min_ms);
+  if (j.contains("nemesis_targets")) get("nemesis_targets", c.nemesis_targets);
   get("op_timeout_ms", c.op_timeout_ms);
   get("max_info", c.max_info);
   get("stall_ms", c.stall_ms);
@@ -179,11 +191,13 @@ std::vector<std::string> RunConfig::repro_args() const {
           "--hold-ms", std::to_string(hold_ms), "--ttl-ms", std::to_string(ttl_ms),
           "--pause-ms", std::to_string(pause_ms), "--nemesis-interval", std::to_string(nemesis_interval_ms),
           "--restart-ms", std::to_string(restart_ms), "--clock-max-ms", std::to_string(clock_max_ms),
+          "--clock-min-ms", std::to_string(clock_min_ms),
           "--op-timeout-ms", std::to_string(op_timeout_ms), "--max-info", std::to_string(max_info),
           "--stall-ms", std::to_string(stall_ms), "--time-limit", num(time_limit_s),
           "--seed", std::to_string(seed.value_or(0)), "--name", name,
           "--store", std::filesystem::absolute(store).string()};
   args.insert(args.end(), rest.begin(), rest.end());
+  if (!nemesis_targets.empty()) args.insert(args.end(), {"--nemesis-targets", nemesis_targets});
   return args;
 }
 

@@ -30,6 +30,8 @@ struct RunConfig {
   std::int64_t nemesis_interval_ms = 5000;
   std::int64_t restart_ms = 0;        // kill-server/kill-client: down this long (0: restart at once)
   std::int64_t clock_max_ms = 30000;  // largest wall-clock offset a clock fault sets
+  std::int64_t clock_min_ms = 0;      // smallest magnitude of a clock-bump
+  std::string nemesis_targets;        // servers kill-server / clock faults hit; empty: drawn
   std::int64_t op_timeout_ms = 0;  // 0: max(5000, pause + 2000), so a paused client resumes in time
   double time_limit_s = 30;
   std::uint64_t max_info = 1000;  // ops of unknown outcome one client may have before it stops

@@ -232,7 +232,7 @@ void Runner::run_clients() {
   nemesis_ctx_ = std::make_unique<NemesisContext>(
       NemesisContext{*net_, *server_processes_, *workers_, *clocks_, *fault_log_, time_});
   FaultOptions fault_options{milliseconds(c_.pause_ms), milliseconds(c_.restart_ms),
-                             milliseconds(c_.clock_max_ms)};
+                             milliseconds(c_.clock_max_ms), milliseconds(c_.clock_min_ms), c_.nemesis_targets};
   // A replay's test phase lasts at least until its last recorded line (the stored run's
   // final heal) is applied, so that no fault is lost to a few milliseconds of jitter.
   std::chrono::nanoseconds replay_until{0};

@@ -141,4 +141,11 @@ class FakeNemesisEnv {
   NemesisContext ctx{net_, servers_, clients_, clocks_, log_, time};
 };
 
+// FaultOptions with the pause (and partition-holder cut) set, the rest default.
+inline FaultOptions with_pause(std::chrono::milliseconds pause) {
+  FaultOptions o;
+  o.pause = pause;
+  return o;
+}
+
 }  // namespace fencecheck::testing

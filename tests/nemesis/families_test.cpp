@@ -6,6 +6,7 @@
 
 #include "nemesis/clock_nemesis.h"
 #include "nemesis/crash_nemesis.h"
+#include "nemesis/targets.h"
 #include "nemesis/grudges.h"
 #include "nemesis/partition_nemesis.h"
 #include "tests/nemesis/fake_env.h"
@@ -46,7 +47,7 @@ TEST(PartitionFamily, LeaderIsCutFromEveryoneElse) {
 
 TEST(PartitionFamily, HolderIsCutFromTheServersOnlyForItsTime) {
   FakeNemesisEnv env(kClients, kServers);
-  PartitionNemesis p(env.ctx, FaultOptions{milliseconds(500)});
+  PartitionNemesis p(env.ctx, with_pause(milliseconds(500)));
   std::mt19937_64 rng(1);
   p.start("partition-holder", rng);
   EXPECT_TRUE(env.cuts().empty()) << "armed, not cut";
@@ -77,7 +78,7 @@ TEST(PartitionFamily, ReplayCutsTheRecordedGrudge) {
 
 TEST(ClockFamily, BumpsAddUpWithinTheCapAndHealResets) {
   FakeNemesisEnv env(kClients, kServers);
-  ClockNemesis c(env.ctx, FaultOptions{milliseconds(3000), milliseconds(0), milliseconds(500)});
+  ClockNemesis c(env.ctx, FaultOptions{milliseconds(3000), milliseconds(0), milliseconds(500), milliseconds(0), ""});
   std::mt19937_64 rng(9);
   for (int i = 0; i < 20; ++i) c.start("clock-bump", rng);
   bool shifted = false;
@@ -95,6 +96,26 @@ TEST(ClockFamily, BumpsAddUpWithinTheCapAndHealResets) {
   for (const auto& n : kServers) EXPECT_EQ(env.ctx.clocks.offset(n).count(), 0) << n;
   EXPECT_EQ(env.records().back().f, "clock-reset");
   EXPECT_FALSE(c.active());
+}
+
+TEST(ClockFamily, BumpTargetsAndSmallestMagnitudeFollowTheOptions) {
+  FakeNemesisEnv env(kClients, kServers);
+  FaultOptions o;
+  o.clock_max = milliseconds(5000);
+  o.clock_min = milliseconds(2000);
+  o.targets = "majority";
+  ClockNemesis c(env.ctx, o);
+  std::mt19937_64 rng(5);
+  for (int i = 0; i < 30; ++i) {
+    c.start("clock-bump", rng);
+    const nlohmann::json deltas = env.records().back().value["deltas"];
+    EXPECT_EQ(deltas.size(), kServers.size() / 2 + 1);
+    for (const auto& [node, d] : deltas.items()) {
+      EXPECT_GE(std::abs(d.get<long>()), 2000) << "--clock-min-ms";
+      EXPECT_LE(std::abs(d.get<long>()), 5000);
+    }
+    c.heal();
+  }
 }
 
 TEST(ClockFamily, StrobeFlipsEveryPeriodThenResets) {
@@ -116,7 +137,7 @@ TEST(ClockFamily, StrobeFlipsEveryPeriodThenResets) {
 
 TEST(CrashFamily, KillServerTargetsAndRestartsAfterTheDelay) {
   FakeNemesisEnv env(kClients, kServers);
-  CrashNemesis c(env.ctx, FaultOptions{milliseconds(0), milliseconds(100), milliseconds(0)});
+  CrashNemesis c(env.ctx, FaultOptions{milliseconds(0), milliseconds(100), milliseconds(0), milliseconds(0), ""});
   c.replay("kill", {{"fault", "kill-server"}, {"targets", {"n1", "n3"}}, {"restart_ms", 100}});
   auto signals = env.signals();
   ASSERT_EQ(signals.size(), 2u);
@@ -136,12 +157,36 @@ TEST(CrashFamily, KillServerTargetsAndRestartsAfterTheDelay) {
 TEST(CrashFamily, TargetSpecsPickTheRightNumberOfNodes) {
   std::mt19937_64 rng(1);
   std::vector<std::string> five = {"a", "b", "c", "d", "e"};
-  EXPECT_EQ(CrashNemesis::targets(five, "one", rng).size(), 1u);
-  EXPECT_EQ(CrashNemesis::targets(five, "minority", rng).size(), 2u);
-  EXPECT_EQ(CrashNemesis::targets(five, "majority", rng).size(), 3u);
-  EXPECT_EQ(CrashNemesis::targets(five, "all", rng).size(), 5u);
-  EXPECT_EQ(CrashNemesis::targets({"a"}, "minority", rng).size(), 1u) << "at least one";
-  EXPECT_THROW(CrashNemesis::targets(five, "most", rng), std::invalid_argument);
+  EXPECT_EQ(pick_targets(five, "one", rng).size(), 1u);
+  EXPECT_EQ(pick_targets(five, "minority", rng).size(), 2u);
+  EXPECT_EQ(pick_targets(five, "majority", rng).size(), 3u);
+  EXPECT_EQ(pick_targets(five, "all", rng).size(), 5u);
+  EXPECT_EQ(pick_targets({"a", "b", "c"}, "minority", rng).size(), 1u);
+  EXPECT_EQ(pick_targets({"a", "b", "c"}, "majority", rng).size(), 2u);
+  EXPECT_EQ(pick_targets({"a"}, "minority", rng).size(), 1u) << "at least one";
+  for (int i = 0; i < 50; ++i) {
+    auto some = pick_targets(five, "random", rng);
+    EXPECT_GE(some.size(), 1u);
+    EXPECT_TRUE(std::is_sorted(some.begin(), some.end()));
+  }
+  EXPECT_THROW(pick_targets(five, "most", rng), std::invalid_argument);
+  EXPECT_FALSE(is_target_spec("most"));
+  EXPECT_TRUE(is_target_spec("majority"));
+}
+
+TEST(CrashFamily, KillServerHitsTheTargetSpecTheOptionsName) {
+  FakeNemesisEnv env(kClients, kServers);
+  FaultOptions o;
+  o.restart = milliseconds(100);
+  o.targets = "majority";
+  CrashNemesis c(env.ctx, o);
+  std::mt19937_64 rng(4);
+  for (int i = 0; i < 10; ++i) {
+    c.start("kill-server", rng);
+    ASSERT_EQ(env.records().back().f, "kill");
+    EXPECT_EQ(env.records().back().value["targets"].size(), kServers.size() / 2 + 1);
+    c.heal();
+  }
 }
 
 TEST(CrashFamily, KillClientRestartsAtOnceWithoutDelayAndRestartServerIsGraceful) {

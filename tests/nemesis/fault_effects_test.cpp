@@ -90,7 +90,7 @@ TEST_F(FaultEffects, KillServerLosesTheLockOnlyWithoutPersistenceAndRestarts) {
     FakeNemesisEnv env({"c1"}, {"n1"});
     ServerProcesses role(*server);
     NemesisContext ctx{env.ctx.net, role, env.ctx.clients, env.ctx.clocks, env.ctx.log, env.time};
-    CrashNemesis crash(ctx, FaultOptions{1000ms, 300ms, 1000ms});
+    CrashNemesis crash(ctx, FaultOptions{1000ms, 300ms, 1000ms, 0ms, ""});
     crash.replay("kill", {{"fault", "kill-server"}, {"targets", {"n1"}}, {"restart_ms", 300}});
     EXPECT_FALSE(server->running("n1"));
     EXPECT_EQ(redis(*server, {"PING"}).status, RedisCommandResult::Status::kNotSent) << "gone";

@@ -19,7 +19,7 @@ const std::vector<std::string> kServers = {"n1", "n2", "n3"};
 struct PauseFixture : ::testing::Test {
   FakeNemesisEnv env{kClients, kServers};
   std::mt19937_64 rng{7};
-  PauseNemesis nemesis{env.ctx, FaultOptions{milliseconds(50)}};
+  PauseNemesis nemesis{env.ctx, with_pause(milliseconds(50))};
 };
 
 TEST_F(PauseFixture, HolderArmsThenPausesExactlyTheAcquiringNodeOnce) {
@@ -117,7 +117,7 @@ TEST_F(PauseFixture, ArmedHolderBlocksOtherPauses) {
 }
 
 TEST_F(PauseFixture, HealResumesImmediatelyAndIsIdempotent) {
-  PauseNemesis long_pause(env.ctx, FaultOptions{milliseconds(60'000)});
+  PauseNemesis long_pause(env.ctx, with_pause(milliseconds(60'000)));
   long_pause.start("pause-client", rng);
   long_pause.heal();
   auto signals = env.signals();
@@ -161,7 +161,7 @@ TEST_F(PauseFixture, ReplayPausesTheSameNodeForTheSameTimeAndReArmsTheHolder) {
 
 TEST(PauseNemesis, NoServerNodesMeansNoPause) {
   FakeNemesisEnv env(kClients, {});
-  PauseNemesis n(env.ctx, FaultOptions{milliseconds(50)});
+  PauseNemesis n(env.ctx, with_pause(milliseconds(50)));
   std::mt19937_64 rng(1);
   n.start("pause-server", rng);
   EXPECT_TRUE(env.signals().empty());

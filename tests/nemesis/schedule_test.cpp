@@ -30,7 +30,7 @@ void run_for(FakeNemesisEnv& env, NemesisSchedule& s, int steps, milliseconds st
 
 TEST(NemesisSchedule, NoFaultsNeverStartsAnything) {
   FakeNemesisEnv env(kClients, kServers);
-  NemesisSchedule s({}, milliseconds(1), 1, env.ctx, FaultOptions{milliseconds(5)});
+  NemesisSchedule s({}, milliseconds(1), 1, env.ctx, with_pause(milliseconds(5)));
   run_for(env, s, 100);
   s.on_acquired("c1");
   s.stop();
@@ -44,7 +44,7 @@ TEST(NemesisSchedule, NoFaultsNeverStartsAnything) {
 TEST(NemesisSchedule, FamiliesAlternateRecoveryWindowsAndFaultsConcurrently) {
   FakeNemesisEnv env(kClients, kServers);
   const milliseconds interval(100), pause(50);
-  NemesisSchedule s({"partition-halves", "pause-client"}, interval, 1, env.ctx, FaultOptions{pause});
+  NemesisSchedule s({"partition-halves", "pause-client"}, interval, 1, env.ctx, with_pause(pause));
   run_for(env, s, 1000);  // 10 s in 10 ms steps
   s.stop();
   auto records = env.records();
@@ -112,7 +112,7 @@ TEST(NemesisSchedule, ReplayAppliesRecordedLinesAtTheirInstants) {
 
 TEST(NemesisSchedule, StopHealsAPauseStillInForce) {
   FakeNemesisEnv env(kClients, kServers);
-  NemesisSchedule s({"pause-server"}, milliseconds(1), 3, env.ctx, FaultOptions{milliseconds(60'000)});
+  NemesisSchedule s({"pause-server"}, milliseconds(1), 3, env.ctx, with_pause(milliseconds(60'000)));
   run_for(env, s, 1);
   ASSERT_EQ(s.describe_active().size(), 1u);
   EXPECT_EQ(s.describe_active()[0].rfind("pause-server n", 0), 0u) << s.describe_active()[0];
@@ -123,7 +123,7 @@ TEST(NemesisSchedule, StopHealsAPauseStillInForce) {
 
 TEST(NemesisSchedule, HealNowResumesAtOnceAndInjectsNothingMore) {
   FakeNemesisEnv env(kClients, kServers);
-  NemesisSchedule s({"pause-client"}, milliseconds(1), 3, env.ctx, FaultOptions{milliseconds(30'000)});
+  NemesisSchedule s({"pause-client"}, milliseconds(1), 3, env.ctx, with_pause(milliseconds(30'000)));
   run_for(env, s, 1);
   ASSERT_EQ(env.stopped_nodes().size(), 1u);
   s.heal_now();  // Ctrl-C during a 30 s pause: no waiting for it to end
@@ -135,7 +135,7 @@ TEST(NemesisSchedule, HealNowResumesAtOnceAndInjectsNothingMore) {
 TEST(NemesisSchedule, DestructorHealsToo) {
   FakeNemesisEnv env(kClients, kServers);
   {
-    NemesisSchedule s({"pause-client"}, milliseconds(1), 3, env.ctx, FaultOptions{milliseconds(60'000)});
+    NemesisSchedule s({"pause-client"}, milliseconds(1), 3, env.ctx, with_pause(milliseconds(60'000)));
     run_for(env, s, 1);
     ASSERT_FALSE(env.signals().empty());
   }
@@ -144,7 +144,7 @@ TEST(NemesisSchedule, DestructorHealsToo) {
 
 TEST(NemesisSchedule, HolderPauseHitsTheNodeThatAcquires) {
   FakeNemesisEnv env(kClients, kServers);
-  NemesisSchedule s({"pause-holder"}, milliseconds(5), 3, env.ctx, FaultOptions{milliseconds(60'000)});
+  NemesisSchedule s({"pause-holder"}, milliseconds(5), 3, env.ctx, with_pause(milliseconds(60'000)));
   run_for(env, s, 1);
   ASSERT_EQ(s.describe_active(), std::vector<std::string>{"pause-holder (armed)"});
   s.on_acquired("c4");
@@ -157,7 +157,7 @@ TEST(NemesisSchedule, HolderPauseHitsTheNodeThatAcquires) {
 std::vector<std::string> first_targets(std::uint64_t seed, std::size_t n) {
   FakeNemesisEnv env(kClients, kServers);
   NemesisSchedule s({"pause-client", "pause-server"}, milliseconds(2), seed, env.ctx,
-                    FaultOptions{milliseconds(2)});
+                    with_pause(milliseconds(2)));
   for (int i = 0; i < 10'000 && env.stopped_nodes().size() < n; ++i) run_for(env, s, 1, milliseconds(1));
   s.stop();
   auto targets = env.stopped_nodes();
@@ -194,7 +194,7 @@ TEST(NemesisSchedule, AFaultThatCannotBeInjectedStopsTheSchedule) {
 
 TEST(NemesisSchedule, TheThreadDrivesPollUntilStopped) {
   FakeNemesisEnv env(kClients, kServers);
-  NemesisSchedule s({"pause-client"}, milliseconds(1), 3, env.ctx, FaultOptions{milliseconds(60'000)});
+  NemesisSchedule s({"pause-client"}, milliseconds(1), 3, env.ctx, with_pause(milliseconds(60'000)));
   env.time.advance(milliseconds(5));  // the first fault is due as soon as the thread polls
   s.start();
   for (int i = 0; i < 500 && env.signals().empty(); ++i) std::this_thread::sleep_for(milliseconds(2));
