@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -30,9 +31,12 @@ struct CheckResult {
   // One plain sentence: the first violation, or why the checker skipped / could not decide.
   std::string summary;
   nlohmann::json stats = nlohmann::json::object();  // anything else that helps a reader
+  // When the earliest violation kept happened (history time), e.g. when the second holder
+  // acquired; unset without violations. The suite's "time to first violation".
+  std::optional<Nanos> first_violation_at;
 
   // {"valid": true|false|"unknown"|"skipped", "count", "shown" (violations kept, at most
-  //  count), "violations", "summary", ...stats}
+  //  count), "violations", "summary", "first_violation_s" (when set), ...stats}
   nlohmann::json to_json() const;
 };
 

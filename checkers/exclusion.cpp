@@ -67,6 +67,7 @@ class ExclusionChecker : public Checker {
     std::sort(found.begin(), found.end(),
               [](const auto& a, const auto& b) { return a.second->start < b.second->start; });
     if (found.size() > max_violations_) found.resize(max_violations_);
+    if (!found.empty()) r.first_violation_at = found.front().second->start;
     for (const auto& [a, b] : found) r.violations.push_back(violation_json(*a, *b));
     r.verdict = r.count == 0 ? Verdict::kValid : Verdict::kInvalid;
     r.stats = {{"holds", done_.size()}, {"keys", keys_.size()}};

@@ -139,6 +139,7 @@ class ResourceChecker : public Checker {
     }
     trim();
     r.count = count_;
+    if (!found_.empty()) r.first_violation_at = found_.front().first;
     for (auto& f : found_) r.violations.push_back(std::move(f.second));
     r.verdict = count_ == 0 ? Verdict::kValid : Verdict::kInvalid;
     std::string clean = std::to_string(log_entries_) + " resource log entries without a stale access";

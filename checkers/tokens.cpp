@@ -56,6 +56,7 @@ class TokensChecker : public Checker {
     std::sort(found.begin(), found.end(),
               [](const auto& a, const auto& b) { return a.first < b.first; });
     if (found.size() > max_violations_) found.resize(max_violations_);
+    if (!found.empty()) r.first_violation_at = found.front().first;
     for (auto& f : found) r.violations.push_back(std::move(f.second));
     r.verdict = r.count == 0 ? Verdict::kValid : Verdict::kInvalid;
     r.summary = r.count == 0 ? std::to_string(grants_.size()) + " tokens on " +

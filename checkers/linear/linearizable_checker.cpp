@@ -158,6 +158,11 @@ class LinearizableChecker : public Checker {
         ++r.count;
         if (r.violations.size() < opts_.max_violations) {
           r.violations.push_back(linear::violation_to_json(parts[i], o, model_));
+          const nlohmann::json& op = r.violations.back()["op"];
+          const nlohmann::json& t = op["complete_time"].is_number() ? op["complete_time"] : op["invoke_time"];
+          if (t.is_number() && (!r.first_violation_at || t.get<Nanos>() < *r.first_violation_at)) {
+            r.first_violation_at = t.get<Nanos>();
+          }
         }
         if (r.count == 1) r.summary = linear::violation_sentence(parts[i], o, model_);
       }

@@ -161,7 +161,10 @@ void Runner::set_up() {
   state_ = std::make_unique<RunState>(RunState::new_run_id());
   control_dir_ = fs::temp_directory_path() / ("fc-" + state_->run_id());
   state_->add_path(control_dir_);
-  if (::mkdir(control_dir_.c_str(), 0700) != 0) {
+  // 0711: others may pass through but not list it, so that a server running as another
+  // user (postgres) can open its node's clock file inside; the worker sockets in it are
+  // 0600 and stay the controller's alone.
+  if (::mkdir(control_dir_.c_str(), 0711) != 0 || ::chmod(control_dir_.c_str(), 0711) != 0) {
     throw HarnessError("cannot create control directory " + control_dir_.string());
   }
   dir_ = create_run_dir(c_.store, c_.name);

@@ -38,6 +38,16 @@ TEST(Exclusion, OverlappingHoldsAreAViolationWithBothOps) {
   EXPECT_EQ(v["held"]["end_index"], 4);
   EXPECT_EQ(v["acquired"]["process"], 5);
   EXPECT_EQ(v["key"], "l0");
+  EXPECT_EQ(r.first_violation_at, 2'950'000'000) << "when the second holder acquired (the builder counts ms)";
+  EXPECT_DOUBLE_EQ(r.to_json()["first_violation_s"].get<double>(), 2.95);
+}
+
+TEST(Exclusion, NoViolationNoFirstViolationTime) {
+  HistoryBuilder h;
+  h.acquire(1, "l0", 0, 1).release(1, "l0", 2, 3);
+  auto r = h.result("exclusion");
+  EXPECT_FALSE(r.first_violation_at.has_value());
+  EXPECT_FALSE(r.to_json().contains("first_violation_s"));
 }
 
 TEST(Exclusion, SkippedWithoutHolds) {

@@ -30,6 +30,7 @@ TEST(Resource, StaleAcceptedWriteIsAViolation) {
   EXPECT_EQ(r.violations[0]["kind"], "stale-access");
   EXPECT_EQ(r.violations[0]["token"], 33);
   EXPECT_EQ(r.violations[0]["highest_token"], 34);
+  EXPECT_EQ(r.first_violation_at, 1000) << "the time of the stale entry";
   EXPECT_EQ(r.violations[0]["seq"], 1);
   EXPECT_NE(r.summary.find("with token 33 from c1"), std::string::npos) << r.summary;
 }

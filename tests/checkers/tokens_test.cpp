@@ -29,6 +29,7 @@ TEST(Tokens, DecreasingTokenAfterCompletedGrantIsInvalid) {
   EXPECT_EQ(r.violations[0]["kind"], "decreasing");
   EXPECT_EQ(r.violations[0]["earlier"]["token"], 9);
   EXPECT_EQ(r.violations[0]["later"]["token"], 7);
+  EXPECT_EQ(r.first_violation_at, 5'000'000);
   EXPECT_NE(r.summary.find("process 2 (c2) was granted token 7 on l0"), std::string::npos) << r.summary;
 }
 

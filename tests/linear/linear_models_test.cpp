@@ -323,6 +323,7 @@ TEST(LinearizableChecker, ExplainsAViolation) {
   EXPECT_NE(r.summary.find("acquire by process 1"), std::string::npos) << r.summary;
   EXPECT_NE(r.summary.find("1.200 s"), std::string::npos) << r.summary;
   EXPECT_NE(r.summary.find("held by process 0"), std::string::npos) << r.summary;
+  EXPECT_EQ(r.first_violation_at, 1'300'000'000) << "when the op that cannot follow completed";
 }
 
 }  // namespace
