@@ -8,6 +8,7 @@
 
 #include "backends/lock_server.h"
 #include "harness/run/history_recorder.h"
+#include "nemesis/clock/node_clocks.h"
 #include "nemesis/nemesis.h"
 #include "platform/runtime.h"
 
@@ -48,6 +49,23 @@ class FixedClocks final : public Clocks {
   std::chrono::milliseconds offset(const std::string&) const override {
     return std::chrono::milliseconds(0);
   }
+};
+
+// The servers' clocks through NodeClocks, refusing to report a shift that cannot take
+// effect: before a server node's offset becomes nonzero, some process of that node's
+// running server must have mapped the node's clock file (NodeClocks::reaches); otherwise
+// set_offset throws HarnessError naming the node, so a clock fault never passes silently
+// as a no-op (it did once, for PostgreSQL running as its own user).
+class ServerClocks final : public Clocks {
+ public:
+  ServerClocks(NodeClocks& clocks, LockServer& server) : clocks_(clocks), server_(server) {}
+  bool available() const override { return true; }
+  void set_offset(const std::string& node, std::chrono::milliseconds offset) override;
+  std::chrono::milliseconds offset(const std::string& node) const override { return clocks_.offset(node); }
+
+ private:
+  NodeClocks& clocks_;
+  LockServer& server_;
 };
 
 class HistoryFaultLog final : public FaultLog {

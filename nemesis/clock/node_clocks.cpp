@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 
 #include "platform/errors.h"
 
@@ -52,6 +53,15 @@ void NodeClocks::decorate(ProcessSpec& spec) const {
   if (it == files_.end()) return;
   spec.preload.push_back(library_.string());
   spec.env["FENCECHECK_CLOCK_FILE"] = it->second.path.string();
+}
+
+bool NodeClocks::reaches(int pid, const std::string& node) const {
+  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+  const std::string& path = file(node).path.string();
+  for (std::string line; std::getline(maps, line);) {
+    if (line.size() >= path.size() && line.compare(line.size() - path.size(), path.size(), path) == 0) return true;
+  }
+  return false;
 }
 
 void NodeClocks::set_offset(const std::string& node, std::chrono::milliseconds offset) {

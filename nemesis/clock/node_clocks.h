@@ -44,6 +44,11 @@ class NodeClocks final : public Clocks {
   void set_offset(const std::string& node, std::chrono::milliseconds offset) override;
   std::chrono::milliseconds offset(const std::string& node) const override;
 
+  // True when process pid has mapped node's clock file: the library was preloaded into it
+  // and could open the file (it maps it on the first clock call). A process that cannot
+  // read the file (another user, a directory it cannot enter) keeps the host's clock.
+  bool reaches(int pid, const std::string& node) const;
+
   // Where `fencecheck` looks for the library: beside its own executable.
   static std::optional<std::filesystem::path> find_library(const std::filesystem::path& exe);
 

@@ -17,6 +17,7 @@
 #include "nemesis/clock_nemesis.h"
 #include "nemesis/crash_nemesis.h"
 #include "nemesis/partition_nemesis.h"
+#include "platform/errors.h"
 #include "platform/run_state.h"
 #include "tests/nemesis/fake_env.h"
 #include "tests/runtime/test_util.h"
@@ -64,13 +65,33 @@ class FaultEffects : public ::testing::Test {
   std::unique_ptr<NodeClocks> clocks_;
 };
 
+// A server the library never reached (here: started without it) cannot have its clock
+// shifted; saying so beats a clock fault that silently changes nothing.
+TEST_F(FaultEffects, AClockShiftThatCannotReachTheServerIsAHarnessError) {
+  runtime_->set_spec_decorator([this](ProcessSpec& s) {
+    clocks_->decorate(s);
+    s.env["FENCECHECK_CLOCK_FILE"] = (tmp_.path() / "no-such-dir" / "n1.clock").string();
+  });
+  auto server = start_redis("none");
+  ServerClocks server_clocks(*clocks_, *server);
+  try {
+    server_clocks.set_offset("n1", 5000ms);
+    ADD_FAILURE() << "the shift was taken although redis cannot see it";
+  } catch (const HarnessError& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot shift the clock of n1"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(server_clocks.offset("n1"), 0ms);
+  server_clocks.set_offset("n1", 0ms);  // a reset is always fine
+}
+
 TEST_F(FaultEffects, AClockBumpMovesRedisTimeAndExpiresItsLease) {
   auto server = start_redis("none");
   long long before = redis_time_s(*server);
   ASSERT_EQ(redis(*server, {"SET", "lk", "v1", "NX", "PX", "10000"}).reply->type, REDIS_REPLY_STATUS);
   FakeNemesisEnv env({"c1"}, {"n1"});
   ServerProcesses role(*server);
-  NemesisContext ctx{env.ctx.net, role, env.ctx.clients, *clocks_, env.ctx.log, env.time};
+  ServerClocks server_clocks(*clocks_, *server);  // the runner's: checks the shift reaches redis
+  NemesisContext ctx{env.ctx.net, role, env.ctx.clients, server_clocks, env.ctx.log, env.time};
   ClockNemesis clock(ctx, FaultOptions{});
   clock.replay("clock-bump", {{"fault", "clock-bump"}, {"deltas", {{"n1", 15000}}}});
   EXPECT_NEAR(redis_time_s(*server) - before, 15, 1) << "TIME shows the +15 s offset";
