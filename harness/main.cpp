@@ -7,6 +7,7 @@
 #include "harness/check_command.h"
 #include "harness/resource/resource_server.h"
 #include "harness/run/run_command.h"
+#include "harness/suite/suite_command.h"
 #include "harness/clean_command.h"
 #include "harness/worker/worker_server.h"
 
@@ -16,6 +17,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   fencecheck::add_run_command(app);
   fencecheck::add_check_command(app);
+  fencecheck::add_suite_command(app);
   fencecheck::add_clean_command(app);
   fencecheck::add_worker_command(app);
   fencecheck::add_resource_command(app);

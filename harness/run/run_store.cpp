@@ -37,21 +37,25 @@ std::string shell_quote(const std::string& s) {
 
 }  // namespace
 
-fs::path create_run_dir(const fs::path& store, const std::string& name) {
+fs::path create_stamped_dir(const fs::path& parent) {
   std::error_code ec;
-  fs::create_directories(store / name, ec);
-  if (ec) throw HarnessError("cannot create " + (store / name).string() + ": " + ec.message());
+  fs::create_directories(parent, ec);
+  if (ec) throw HarnessError("cannot create " + parent.string() + ": " + ec.message());
   std::string stamp = utc_timestamp();
   for (int attempt = 0; attempt < 100; ++attempt) {
-    fs::path dir = store / name / (attempt == 0 ? stamp : stamp + "-" + std::to_string(attempt));
-    if (::mkdir(dir.c_str(), 0755) == 0) {
-      fs::create_directories(dir / "nodes", ec);
-      if (ec) throw HarnessError("cannot create " + (dir / "nodes").string() + ": " + ec.message());
-      return dir;
-    }
+    fs::path dir = parent / (attempt == 0 ? stamp : stamp + "-" + std::to_string(attempt));
+    if (::mkdir(dir.c_str(), 0755) == 0) return dir;
     if (errno != EEXIST) throw HarnessError("cannot create " + dir.string() + ": " + std::strerror(errno));
   }
-  throw HarnessError("cannot find a free run directory name under " + (store / name).string());
+  throw HarnessError("cannot find a free directory name under " + parent.string());
+}
+
+fs::path create_run_dir(const fs::path& store, const std::string& name) {
+  fs::path dir = create_stamped_dir(store / name);
+  std::error_code ec;
+  fs::create_directories(dir / "nodes", ec);
+  if (ec) throw HarnessError("cannot create " + (dir / "nodes").string() + ": " + ec.message());
+  return dir;
 }
 
 void update_latest(const fs::path& store, const fs::path& run_dir) {

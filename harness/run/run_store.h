@@ -9,6 +9,8 @@
 
 namespace fencecheck {
 
+// Creates parent/<UTC timestamp>/ (a suffix when taken) and returns its path.
+std::filesystem::path create_stamped_dir(const std::filesystem::path& parent);
 // Creates a fresh run directory (and its nodes/ folder) and returns its path.
 std::filesystem::path create_run_dir(const std::filesystem::path& store, const std::string& name);
 // Points <store>/latest at run_dir (atomically replacing an older link).

@@ -1,0 +1,167 @@
+#include "harness/suite/scenarios.h"
+
+
+namespace fencecheck {
+namespace {
+
+using Args = std::vector<std::string>;
+constexpr Expect V = Expect::kValid;
+constexpr Expect I = Expect::kInvalid;
+
+Args join(Args a, const Args& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+// The article's pause: the client whose acquire just completed is frozen for three leases.
+const Args kPauseHolder = {"--nemesis", "pause-holder", "--ttl-ms", "500", "--pause-ms", "1500",
+                           "--nemesis-interval", "1000", "--hold-ms", "200", "--time-limit", "15"};
+// Redlock on three masters, so that a majority is two nodes.
+const Args kRedlock3 = {"--backend", "redlock", "--backend-opt", "n=3", "--time-limit", "15"};
+// Redlock whose every fifth acquire sleeps 1.2 leases between sending the SETs and reading
+// the replies: a GC pause while the replies are in flight (K4).
+const Args kRepliesInFlight = {"--backend", "redlock", "--backend-opt", "stall_after_send_ms=1200",
+                               "--backend-opt", "stall_every=5", "--nemesis", "none", "--time-limit", "15"};
+// A majority of the masters killed and started again; holds long enough to outlast a restart.
+const Args kKillMajority = join(kRedlock3, {"--nemesis", "kill-server", "--nemesis-targets", "majority",
+                                            "--nemesis-interval", "1000", "--hold-ms", "600"});
+
+std::vector<Scenario> make_scenarios() {
+  return {
+      {"K1", "Redis lease, holder paused past it, unfenced resource",
+       "A client paused longer than its lease still believes it holds the lock; its late write "
+       "overwrites the next holder's: updates are lost.",
+       join({"--backend", "redis", "--resource", "unfenced"}, kPauseHolder),
+       {{"exclusion", I}, {"tokens", V}, {"resource", I}}},
+      {"K2", "Redis lease with a fencing token, holder paused, fenced resource",
+       "Exclusion still fails, but the resource refuses the paused holder's stale token: no data is lost.",
+       join({"--backend", "redis", "--resource", "fenced"}, kPauseHolder),
+       {{"exclusion", I}, {"tokens", V}, {"resource", V}}},
+      {"K3", "Redlock (3 masters), the clocks of a majority jump forward",
+       "Redis expires keys by the wall clock: a jump on a majority frees the lock while its holder "
+       "still holds it, and another client gets a quorum.",
+       join(kRedlock3, {"--nemesis", "clock-bump", "--nemesis-targets", "majority", "--clock-min-ms", "2500",
+                        "--clock-max-ms", "5000", "--nemesis-interval", "1000"}),
+       {{"exclusion", I}}},
+      {"K3-control", "Redlock (3 masters), no faults",
+       "With sane clocks and no pauses Redlock excludes.",
+       join(kRedlock3, {"--nemesis", "none"}),
+       {{"exclusion", V}, {"resource", V}, {"linearizable", V}}},
+      {"K4", "Redlock, pause while the acquire's replies are in flight, no validity check",
+       "A client that does not check the lease's validity after the replies (node-redlock 5 beta) "
+       "takes an already expired lock.",
+       join(kRepliesInFlight, {"--backend-opt", "validity_check=off"}),
+       {{"exclusion", I}}},
+      {"K4-defended", "Redlock, the same pause, with antirez's validity check",
+       "antirez: after acquiring, check the time again; an expired lease is not a grant.",
+       join(kRepliesInFlight, {"--backend-opt", "validity_check=on"}),
+       {{"exclusion", V}, {"resource", V}}},
+      {"K5", "Redlock (3 masters), a majority killed and restarted at once without persistence",
+       "A master that restarts without the key lets a second client reach a quorum.",
+       join(kKillMajority, {"--backend-opt", "persistence=none", "--restart-ms", "0"}),
+       {{"exclusion", I}}},
+      {"K5-delayed", "Redlock, the same crashes, restarted only after more than a lease",
+       "antirez's delayed restart: a master that stays down longer than the TTL cannot hand out a "
+       "lock that is still held.",
+       join(kKillMajority, {"--backend-opt", "persistence=none", "--restart-ms", "1500"}),
+       {{"exclusion", V}, {"resource", V}}},
+      {"K5-fsync", "Redlock, the same crashes, appendfsync always",
+       "A master that fsyncs every write keeps the key across the crash.",
+       join(kKillMajority, {"--backend-opt", "persistence=always", "--restart-ms", "0"}),
+       {{"exclusion", V}, {"resource", V}}},
+      {"K6", "ZooKeeper, holder paused past its session timeout, fenced resource (czxid token)",
+       "The ensemble expires the paused holder's session and grants the lock again; the czxid "
+       "token still increases, so the fenced resource refuses the stale writes.",
+       {"--backend", "zookeeper", "--backend-opt", "session_timeout_ms=3000", "--nemesis", "pause-holder",
+        "--pause-ms", "5000", "--nemesis-interval", "2000", "--resource", "fenced", "--time-limit", "20"},
+       {{"exclusion", I}, {"tokens", V}, {"resource", V}}},
+      {"K7", "PostgreSQL advisory lock, idle_session_timeout, holder paused",
+       "The server ends the paused holder's idle session and frees its advisory lock; the holder "
+       "learns of it only at its next statement.",
+       {"--backend", "postgres", "--backend-opt", "lock=advisory", "--backend-opt", "idle_session_timeout_ms=1000",
+        "--nemesis", "pause-holder", "--pause-ms", "3000", "--nemesis-interval", "1000", "--time-limit", "15"},
+       {{"exclusion", I}}},
+      {"K7-lease", "PostgreSQL lease table with a token, the server's clock jumps, fenced resource",
+       "Leases follow the server clock and expire early, but the token is allocated in the same "
+       "UPDATE and only goes up: the fenced resource stays safe.",
+       {"--backend", "postgres", "--backend-opt", "lock=lease", "--nemesis", "clock-bump", "--clock-min-ms",
+        "2000", "--clock-max-ms", "5000", "--nemesis-interval", "1000", "--resource", "fenced",
+        "--time-limit", "15"},
+       {{"tokens", V}, {"resource", V}}},
+      {"K9", "No lock: compare-and-set on the resource, every fault at once",
+       "A version check made by the resource itself needs neither leases nor clocks.",
+       {"--workload", "cas", "--nemesis",
+        "pause-client,pause-server,partition-halves,partition-one,clock-bump,kill-server,kill-client",
+        "--nemesis-interval", "1000", "--pause-ms", "1000", "--restart-ms", "300", "--time-limit", "20"},
+       {{"resource", V}, {"linearizable", V}}},
+  };
+}
+
+}  // namespace
+
+std::string_view to_string(Expect e) {
+  switch (e) {
+    case Expect::kValid: return "valid";
+    case Expect::kInvalid: return "invalid";
+    case Expect::kAny: break;
+  }
+  return "any";
+}
+
+bool Scenario::safe() const {
+  for (const auto& [checker, e] : expect) {
+    if (e == Expect::kInvalid) return false;
+  }
+  return true;
+}
+
+const std::vector<Scenario>& kleppmann_scenarios() {
+  static const std::vector<Scenario> scenarios = make_scenarios();
+  return scenarios;
+}
+
+const Scenario* find_scenario(std::string_view id) {
+  for (const auto& s : kleppmann_scenarios()) {
+    if (s.id == id) return &s;
+  }
+  return nullptr;
+}
+
+std::string scenario_ids() {
+  std::string out;
+  for (const auto& s : kleppmann_scenarios()) out += (out.empty() ? "" : ", ") + s.id;
+  return out;
+}
+
+ScenarioVerdict judge_scenario(const Scenario& s, const nlohmann::json& results) {
+  ScenarioVerdict v;
+  const nlohmann::json checkers = results.value("checkers", nlohmann::json::object());
+  bool all_expected_invalid_found = true, any_expected_valid_broken = false;
+  for (const auto& [name, e] : s.expect) {
+    if (e == Expect::kAny) continue;
+    const nlohmann::json got = checkers.contains(name) ? checkers[name].value("valid", nlohmann::json()) : nlohmann::json();
+    const std::string observed = got.is_boolean() ? (got.get<bool>() ? "valid" : "invalid")
+                                 : got.is_string() ? got.get<std::string>()
+                                                   : "missing";
+    const bool ok = e == Expect::kInvalid ? observed == "invalid" : observed == "valid" || observed == "skipped";
+    if (e == Expect::kInvalid && observed != "invalid") all_expected_invalid_found = false;
+    if (e == Expect::kValid && observed == "invalid") any_expected_valid_broken = true;
+    if (!ok) v.mismatches.push_back(name + ": expected " + std::string(to_string(e)) + ", got " + observed);
+  }
+  const bool unknown = results.value("valid", nlohmann::json()) == "unknown";
+  if (unknown && s.safe()) {
+    std::string why = "the run is unknown";
+    for (const auto& r : results.value("unknown_reasons", nlohmann::json::array())) {
+      if (r.is_string()) why += ": " + r.get<std::string>();
+      break;
+    }
+    v.mismatches.push_back(why);
+  }
+  v.as_expected = v.mismatches.empty();
+  v.detected = !s.safe() && all_expected_invalid_found;
+  v.false_alarm = any_expected_valid_broken;
+  v.undecided = unknown && !v.detected && !v.false_alarm;
+  return v;
+}
+
+}  // namespace fencecheck

@@ -1,0 +1,48 @@
+// Kleppmann's scenarios ("How to do distributed locking", 2016, and antirez's reply), as
+// fencecheck runs with the verdicts the argument predicts. One table serves the
+// integration tests (each scenario once, a fixed seed) and `fencecheck suite kleppmann`
+// (each N times). A scenario is `fencecheck run` options plus an expectation per checker;
+// adding one is one entry in scenarios.cpp.
+//
+// Immutable once built; thread-safe.
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace fencecheck {
+
+enum class Expect { kValid, kInvalid, kAny };
+std::string_view to_string(Expect e);  // "valid", "invalid", "any"
+
+struct Scenario {
+  std::string id;     // "K3"
+  std::string title;  // one line: the system and the fault
+  std::string claim;  // what the article (or antirez) says happens, and why
+  std::vector<std::string> args;  // `fencecheck run` options, without --seed/--store/--name
+  std::map<std::string, Expect> expect;  // checker -> verdict; a checker not named: any
+  // True when no checker is expected invalid: a run of it that finds a violation is a
+  // false alarm, and detection is meaningless.
+  bool safe() const;
+};
+
+const std::vector<Scenario>& kleppmann_scenarios();
+const Scenario* find_scenario(std::string_view id);  // nullptr when unknown
+std::string scenario_ids();                           // "K1, K2, …"
+
+// How one run's results.json compares with a scenario's expectations.
+struct ScenarioVerdict {
+  bool as_expected = false;  // every named checker has its expected verdict
+  bool detected = false;     // unsafe: every checker expected invalid is invalid
+  bool false_alarm = false;  // safe: some checker is invalid
+  bool undecided = false;    // the run is unknown (bench problem, budget) and not invalid
+  std::vector<std::string> mismatches;  // "exclusion: expected invalid, got valid"
+};
+// results: a results.json document. A checker's "skipped" counts as valid (DESIGN.md).
+ScenarioVerdict judge_scenario(const Scenario& s, const nlohmann::json& results);
+
+}  // namespace fencecheck

@@ -1,0 +1,119 @@
+#include "harness/suite/suite_command.h"
+
+#include <iostream>
+#include <memory>
+
+#include "backends/registry.h"
+#include "harness/run/run_store.h"
+#include "harness/suite/suite_report.h"
+#include "harness/suite/suite_runner.h"
+#include "nemesis/nemesis.h"
+#include "platform/errors.h"
+
+namespace fencecheck {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct SuiteArgs {
+  int repeat = 1;
+  std::string store = "results";
+  std::uint64_t seed = 1;
+  std::vector<std::string> only;                      // kleppmann
+  std::vector<std::string> backends = {"redis"};      // matrix
+  std::vector<std::string> faults = {"pause-holder"};  // matrix
+  std::string workload = "lock-append", resource = "unfenced";
+  double time_limit_s = 15;
+};
+
+void print_run(const SuiteRow& row, const SuiteRun& r) {
+  std::cout << "[" << row.c.id << " " << row.runs.size() << "] " << r.verdict_text() << " in "
+            << static_cast<int>(r.seconds) << " s";
+  if (row.c.scenario != nullptr) std::cout << (r.verdict.as_expected ? " — as expected" : " — NOT as expected");
+  for (const auto& m : r.verdict.mismatches) std::cout << "; " << m;
+  if (!r.error.empty()) std::cout << "; " << r.error;
+  if (!r.run_dir.empty()) std::cout << " (" << r.run_dir.string() << ")";
+  std::cout << std::endl;
+}
+
+int run_and_report(const std::vector<SuiteCase>& cases, const SuiteArgs& a, const std::string& kind) {
+  SuiteOptions o;
+  o.exe = fs::read_symlink("/proc/self/exe");
+  o.dir = create_stamped_dir(fs::path(a.store) / ("suite-" + kind));
+  o.repeat = a.repeat;
+  o.seed = a.seed;
+  o.on_run = print_run;
+  std::cout << "fencecheck suite " << kind << ": " << cases.size() << " case(s) × " << a.repeat << " in "
+            << o.dir.string() << std::endl;
+  SuiteResult result = run_suite(cases, o);
+  write_suite_report(result, kind, o.dir);
+  std::cout << "\n" << suite_markdown(result, kind, o.dir) << "\nwrote " << (o.dir / "suite.md").string() << ", "
+            << (o.dir / "suite.html").string() << "\n";
+  return suite_exit_code(result);
+}
+
+std::vector<SuiteCase> matrix_cases(const SuiteArgs& a) {
+  std::vector<SuiteCase> cases;
+  for (const auto& b : a.backends) {
+    if (find_backend(b) == nullptr) throw std::invalid_argument("unknown backend \"" + b + "\"; backends: " + backend_names());
+    for (const auto& f : a.faults) {
+      if (f != "none" && find_fault(f) == nullptr) {
+        throw std::invalid_argument("unknown fault \"" + f + "\"; faults: " + fault_names() + " (or none)");
+      }
+      char limit[32];
+      std::snprintf(limit, sizeof limit, "%g", a.time_limit_s);
+      cases.push_back({b + "-" + f, b + " × " + f, "",
+                       {"--backend", b, "--nemesis", f, "--workload", a.workload, "--resource", a.resource,
+                        "--time-limit", limit},
+                       nullptr, b, f});
+    }
+  }
+  return cases;
+}
+
+void add_common(CLI::App* cmd, SuiteArgs& a) {
+  cmd->add_option("--repeat", a.repeat, "runs per case")->capture_default_str()->check(CLI::Range(1, 1000));
+  cmd->add_option("--store", a.store, "where the suite directory goes")->capture_default_str();
+  cmd->add_option("--seed", a.seed, "seed of the first run (run r of case k: seed + 1000 k + r)")
+      ->capture_default_str();
+}
+
+// Runs body; a bad option (std::invalid_argument) or harness failure is exit 3 with its message.
+void finish(const std::function<int()>& body) {
+  int code = 3;
+  try {
+    code = body();
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "fencecheck suite: " << e.what() << "\n";
+  } catch (const std::exception& e) {
+    std::cerr << "fencecheck suite: " << e.what() << "\n";
+  }
+  throw CLI::RuntimeError(code);
+}
+
+}  // namespace
+
+void add_suite_command(CLI::App& app) {
+  auto a = std::make_shared<SuiteArgs>();
+  CLI::App* suite = app.add_subcommand("suite", "Run many tests and tabulate them: kleppmann (the article's "
+                                                "scenarios) or matrix (backends × faults)");
+  suite->require_subcommand(1);
+  CLI::App* k = suite->add_subcommand("kleppmann", "Kleppmann's scenarios K1–K9, each --repeat times, "
+                                                   "against the verdicts the argument predicts");
+  add_common(k, *a);
+  k->add_option("--only", a->only, "comma-separated scenario ids (" + scenario_ids() + ")")->delimiter(',');
+  k->callback([a] { finish([a] { return run_and_report(kleppmann_cases(a->only), *a, "kleppmann"); }); });
+  CLI::App* m = suite->add_subcommand("matrix", "every backend × fault, each --repeat times");
+  add_common(m, *a);
+  m->add_option("--backends", a->backends, "comma-separated backends (" + backend_names() + ")")
+      ->delimiter(',')->capture_default_str();
+  m->add_option("--faults", a->faults, "comma-separated faults, one per column (or none)")
+      ->delimiter(',')->capture_default_str();
+  m->add_option("--workload", a->workload, "workload of every run")->capture_default_str();
+  m->add_option("--resource", a->resource, "fenced or unfenced")->capture_default_str();
+  m->add_option("--time-limit", a->time_limit_s, "seconds of each run")->capture_default_str();
+  m->callback([a] { finish([a] { return run_and_report(matrix_cases(*a), *a, "matrix"); }); });
+}
+
+}  // namespace fencecheck

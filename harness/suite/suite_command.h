@@ -1,0 +1,13 @@
+// `fencecheck suite kleppmann [--repeat N] [--only K1,K3]` runs Kleppmann's scenarios and
+// `fencecheck suite matrix --backends … --faults …` every backend × fault; both write
+// suite.md, suite.html and suite.json into <store>/suite-<kind>/<timestamp>/ and exit with
+// suite_exit_code() (0 as expected, 1 an expectation broken, 2 undecided, 3 harness).
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace fencecheck {
+
+void add_suite_command(CLI::App& app);
+
+}  // namespace fencecheck

@@ -1,0 +1,240 @@
+#include "harness/suite/suite_report.h"
+
+#include <cstdio>
+#include <map>
+
+#include "platform/atomic_file.h"
+
+namespace fencecheck {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string seconds_text(std::optional<double> s) {
+  if (!s) return "—";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f s", *s);
+  return buf;
+}
+
+std::string fraction(std::size_t n, std::size_t of) { return std::to_string(n) + "/" + std::to_string(of); }
+
+std::string expected_text(const SuiteCase& c) {
+  if (c.scenario == nullptr) return "—";
+  std::string out;
+  for (const auto& [checker, e] : c.scenario->expect) {
+    if (e == Expect::kAny) continue;
+    out += (out.empty() ? "" : ", ") + checker + " " + std::string(to_string(e));
+  }
+  return out;
+}
+
+std::string checker_verdict(const nlohmann::json& results, const std::string& checker) {
+  const nlohmann::json c = results.value("checkers", nlohmann::json::object()).value(checker, nlohmann::json());
+  const nlohmann::json v = c.is_object() ? c.value("valid", nlohmann::json()) : nlohmann::json();
+  if (v.is_boolean()) return v.get<bool>() ? "valid" : "invalid";
+  return v.is_string() ? v.get<std::string>() : "missing";
+}
+
+// "exclusion invalid 3/3, resource valid 2/3 · 1 harness error": per checker, its most
+// common verdict over the runs.
+std::string observed_text(const SuiteRow& row) {
+  std::vector<std::string> checkers;
+  if (row.c.scenario != nullptr) {
+    for (const auto& [name, e] : row.c.scenario->expect) checkers.push_back(name);
+  } else {
+    for (const auto& r : row.runs) {
+      if (!r.results.is_object()) continue;
+      const nlohmann::json all = r.results.value("checkers", nlohmann::json::object());
+      for (const auto& [name, c] : all.items()) {
+        if (std::find(checkers.begin(), checkers.end(), name) == checkers.end()) checkers.push_back(name);
+      }
+    }
+  }
+  std::size_t judged = 0, broken = 0;
+  for (const auto& r : row.runs) (r.results.is_null() ? broken : judged)++;
+  std::string out;
+  for (const auto& name : checkers) {
+    std::map<std::string, std::size_t> counts;
+    for (const auto& r : row.runs) {
+      if (!r.results.is_null()) ++counts[checker_verdict(r.results, name)];
+    }
+    for (const auto& [verdict, n] : counts) {
+      out += (out.empty() ? "" : ", ") + name + " " + verdict + " " + fraction(n, judged);
+    }
+  }
+  if (broken > 0) out += (out.empty() ? "" : " · ") + std::to_string(broken) + " harness error(s)";
+  return out.empty() ? "—" : out;
+}
+
+std::string detection_text(const SuiteRow& row) {
+  if (row.c.scenario == nullptr || row.c.scenario->safe()) return "—";
+  return fraction(row.detected(), row.runs.size());
+}
+
+std::string false_alarm_text(const SuiteRow& row) {
+  if (row.c.scenario == nullptr || !row.c.scenario->safe()) return "—";
+  return fraction(row.false_alarms(), row.runs.size());
+}
+
+std::string link_target(const SuiteRun& r, const fs::path& dir) {
+  if (r.run_dir.empty()) return "";
+  fs::path target = fs::exists(r.run_dir / "report.html") ? r.run_dir / "report.html" : r.run_dir;
+  return fs::relative(target, dir).string();
+}
+
+std::string html_escape(const std::string& s) {
+  std::string out;
+  for (char ch : s) {
+    switch (ch) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += ch;
+    }
+  }
+  return out;
+}
+
+std::string md_cell(std::string s) {
+  for (std::size_t i = 0; (i = s.find('|', i)) != std::string::npos; i += 2) s.replace(i, 1, "\\|");
+  return s;
+}
+
+struct Cells {
+  std::vector<std::string> text;  // one per column
+};
+const std::vector<std::string> kColumns = {"scenario", "what", "backend", "faults", "expected", "observed",
+                                           "detected", "false alarms", "median time to first violation"};
+
+Cells cells_of(const SuiteRow& row) {
+  return {{row.c.id, row.c.title, row.c.backend, row.c.faults, expected_text(row.c), observed_text(row),
+           detection_text(row), false_alarm_text(row), seconds_text(row.median_first_violation_s())}};
+}
+
+std::string title_of(const std::string& kind) {
+  return kind == "kleppmann" ? "fencecheck suite kleppmann: the article's scenarios, reproduced"
+                             : "fencecheck suite matrix: backends × faults";
+}
+
+std::string html_page(const SuiteResult& suite, const std::string& kind, const fs::path& dir) {
+  std::string h = "<!doctype html><html><head><meta charset=\"utf-8\"><title>" + html_escape(title_of(kind)) +
+                  "</title><style>body{font:14px system-ui,sans-serif;margin:2em}table{border-collapse:collapse}"
+                  "td,th{border:1px solid #ccc;padding:4px 8px;vertical-align:top}th{background:#eee}"
+                  ".bad{background:#fdd}.good{background:#dfd}.runs a{margin-right:.5em}</style></head><body><h1>" +
+                  html_escape(title_of(kind)) + "</h1>";
+  if (suite.interrupted) h += "<p><b>Interrupted</b>: the table holds the runs made before Ctrl-C.</p>";
+  h += "<table><tr>";
+  for (const auto& c : kColumns) h += "<th>" + html_escape(c) + "</th>";
+  h += "<th>runs</th></tr>";
+  for (const auto& row : suite.rows) {
+    const bool good = row.c.scenario != nullptr && row.as_expected() == row.runs.size();
+    h += std::string("<tr class=\"") + (row.c.scenario == nullptr ? "" : good ? "good" : "bad") + "\">";
+    for (const auto& t : cells_of(row).text) h += "<td>" + html_escape(t) + "</td>";
+    h += "<td class=\"runs\">";
+    for (std::size_t i = 0; i < row.runs.size(); ++i) {
+      const SuiteRun& r = row.runs[i];
+      std::string label = "#" + std::to_string(i + 1) + " " + r.verdict_text();
+      std::string target = link_target(r, dir);
+      h += target.empty() ? html_escape(label) + " "
+                          : "<a href=\"" + html_escape(target) + "\" title=\"seed " + std::to_string(r.seed) + "\">" +
+                                html_escape(label) + "</a>";
+    }
+    h += "</td></tr>";
+  }
+  h += "</table><h2>The claims</h2><dl>";
+  for (const auto& row : suite.rows) {
+    if (row.c.claim.empty()) continue;
+    h += "<dt><b>" + html_escape(row.c.id) + "</b> " + html_escape(row.c.title) + "</dt><dd>" +
+         html_escape(row.c.claim) + "</dd>";
+  }
+  return h + "</dl></body></html>\n";
+}
+
+}  // namespace
+
+std::string suite_markdown(const SuiteResult& suite, const std::string& kind, const fs::path& dir) {
+  std::string md = "# " + title_of(kind) + "\n\n";
+  if (suite.interrupted) md += "**Interrupted**: the table holds the runs made before Ctrl-C.\n\n";
+  md += "|";
+  for (const auto& c : kColumns) md += " " + c + " |";
+  md += " runs |\n|";
+  for (std::size_t i = 0; i <= kColumns.size(); ++i) md += "---|";
+  md += "\n";
+  for (const auto& row : suite.rows) {
+    md += "|";
+    for (const auto& t : cells_of(row).text) md += " " + md_cell(t) + " |";
+    std::string runs;
+    for (std::size_t i = 0; i < row.runs.size(); ++i) {
+      const SuiteRun& r = row.runs[i];
+      std::string target = link_target(r, dir);
+      std::string label = std::to_string(i + 1) + ": " + r.verdict_text();
+      runs += (runs.empty() ? "" : ", ") + (target.empty() ? label : "[" + label + "](" + target + ")");
+    }
+    md += " " + md_cell(runs) + " |\n";
+  }
+  return md;
+}
+
+nlohmann::json suite_json(const SuiteResult& suite, const std::string& kind) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& row : suite.rows) {
+    nlohmann::json runs = nlohmann::json::array();
+    for (const auto& r : row.runs) {
+      runs.push_back({{"seed", r.seed},
+                      {"exit_code", r.exit_code},
+                      {"run_dir", r.run_dir.string()},
+                      {"verdict", r.verdict_text()},
+                      {"as_expected", r.verdict.as_expected},
+                      {"detected", r.verdict.detected},
+                      {"false_alarm", r.verdict.false_alarm},
+                      {"mismatches", r.verdict.mismatches},
+                      {"first_violation_s", r.first_violation_s ? nlohmann::json(*r.first_violation_s) : nlohmann::json()},
+                      {"seconds", r.seconds},
+                      {"error", r.error}});
+    }
+    auto median = row.median_first_violation_s();
+    rows.push_back({{"id", row.c.id},
+                    {"title", row.c.title},
+                    {"claim", row.c.claim},
+                    {"backend", row.c.backend},
+                    {"faults", row.c.faults},
+                    {"args", row.c.args},
+                    {"expected", expected_text(row.c)},
+                    {"safe", row.c.scenario != nullptr && row.c.scenario->safe()},
+                    {"detected", row.detected()},
+                    {"false_alarms", row.false_alarms()},
+                    {"as_expected", row.as_expected()},
+                    {"median_first_violation_s", median ? nlohmann::json(*median) : nlohmann::json()},
+                    {"runs", runs}});
+  }
+  return {{"kind", kind}, {"interrupted", suite.interrupted}, {"rows", rows}, {"exit_code", suite_exit_code(suite)}};
+}
+
+int suite_exit_code(const SuiteResult& suite) {
+  bool broken = false, mismatch = false, undecided = suite.interrupted;
+  for (const auto& row : suite.rows) {
+    for (const auto& r : row.runs) {
+      if (r.results.is_null()) {
+        broken = true;
+      } else if (row.c.scenario != nullptr) {
+        mismatch |= !r.verdict.as_expected && !r.verdict.undecided;
+        undecided |= r.verdict.undecided;
+      } else {
+        mismatch |= r.verdict_text() == "invalid";
+        undecided |= r.verdict_text() == "unknown";
+      }
+    }
+  }
+  return broken ? 3 : mismatch ? 1 : undecided ? 2 : 0;
+}
+
+void write_suite_report(const SuiteResult& suite, const std::string& kind, const fs::path& dir) {
+  write_file_atomically(dir / "suite.md", suite_markdown(suite, kind, dir));
+  write_file_atomically(dir / "suite.html", html_page(suite, kind, dir));
+  write_file_atomically(dir / "suite.json", suite_json(suite, kind).dump(2) + "\n");
+}
+
+}  // namespace fencecheck

@@ -1,0 +1,198 @@
+#include "harness/suite/suite_runner.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <stdexcept>
+
+#include "platform/errors.h"
+
+namespace fencecheck {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::atomic<int> g_stops{0};
+std::atomic<pid_t> g_child{0};
+
+void on_stop(int sig) {
+  ++g_stops;
+  pid_t child = g_child.load();
+  if (child > 0) ::kill(child, sig == SIGTERM ? SIGTERM : SIGINT);
+}
+
+// Installs on_stop for SIGINT and SIGTERM for the suite's lifetime.
+class StopGuard {
+ public:
+  StopGuard() {
+    g_stops = 0;
+    struct sigaction sa {};
+    sa.sa_handler = on_stop;
+    sigemptyset(&sa.sa_mask);
+    ::sigaction(SIGINT, &sa, &old_int_);
+    ::sigaction(SIGTERM, &sa, &old_term_);
+  }
+  ~StopGuard() {
+    ::sigaction(SIGINT, &old_int_, nullptr);
+    ::sigaction(SIGTERM, &old_term_, nullptr);
+  }
+
+ private:
+  struct sigaction old_int_ {}, old_term_ {};
+};
+
+// The value after `flag` in args, or fallback.
+std::string arg_of(const std::vector<std::string>& args, const std::string& flag, const std::string& fallback) {
+  for (std::size_t i = 0; i + 1 < args.size(); ++i) {
+    if (args[i] == flag) return args[i + 1];
+  }
+  return fallback;
+}
+
+std::string log_tail(const fs::path& log, std::size_t max_chars = 600) {
+  std::ifstream in(log);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return text.size() > max_chars ? "…" + text.substr(text.size() - max_chars) : text;
+}
+
+// Runs `exe run ARGS` in its own process group (so a terminal's Ctrl-C reaches only the
+// suite, which passes it on once), output to log. Returns the exit code, -1 when killed.
+int run_child(const fs::path& exe, const std::vector<std::string>& args, const fs::path& log) {
+  std::vector<std::string> argv_s = {exe.string(), "run"};
+  argv_s.insert(argv_s.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : argv_s) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = ::fork();
+  if (pid < 0) throw HarnessError("cannot fork a run: " + std::string(std::strerror(errno)));
+  if (pid == 0) {
+    ::setpgid(0, 0);
+    int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd >= 0) {
+      ::dup2(fd, STDOUT_FILENO);
+      ::dup2(fd, STDERR_FILENO);
+    }
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  g_child = pid;
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  g_child = 0;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+std::optional<double> earliest_violation(const nlohmann::json& results) {
+  std::optional<double> first;
+  const nlohmann::json checkers = results.value("checkers", nlohmann::json::object());
+  for (const auto& [name, c] : checkers.items()) {
+    if (!c.is_object() || !c.contains("first_violation_s") || !c["first_violation_s"].is_number()) continue;
+    double t = c["first_violation_s"].get<double>();
+    if (!first || t < *first) first = t;
+  }
+  return first;
+}
+
+SuiteRun run_once(const SuiteCase& c, const SuiteOptions& o, std::uint64_t seed, int r) {
+  SuiteRun run;
+  run.seed = seed;
+  const fs::path store = o.dir / "runs";
+  const fs::path log = o.dir / "logs" / (c.id + "-" + std::to_string(r + 1) + ".log");
+  std::vector<std::string> args = c.args;
+  args.insert(args.end(), {"--seed", std::to_string(seed), "--store", store.string(), "--name", c.id});
+  auto t0 = std::chrono::steady_clock::now();
+  std::error_code ec;
+  fs::remove(store / "latest", ec);  // so that `latest` afterwards is this run's, or absent
+  run.exit_code = run_child(o.exe, args, log);
+  run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  fs::path latest = store / "latest";
+  if (fs::is_symlink(latest, ec)) run.run_dir = fs::canonical(latest, ec);
+  std::ifstream in(run.run_dir / "results.json");
+  if (!run.run_dir.empty() && in) {
+    run.results = nlohmann::json::parse(in, nullptr, false);
+    if (run.results.is_discarded() || !run.results.is_object()) run.results = nullptr;
+  }
+  if (run.results.is_null()) {
+    run.error = "exit " + std::to_string(run.exit_code) + ", no results.json; log " + log.string() + ": " +
+                log_tail(log);
+    return run;
+  }
+  run.first_violation_s = earliest_violation(run.results);
+  if (c.scenario != nullptr) run.verdict = judge_scenario(*c.scenario, run.results);
+  return run;
+}
+
+}  // namespace
+
+std::string SuiteRun::verdict_text() const {
+  if (results.is_null()) return "harness error";
+  const nlohmann::json v = results.value("valid", nlohmann::json());
+  if (v.is_boolean()) return v.get<bool>() ? "valid" : "invalid";
+  return v.is_string() ? v.get<std::string>() : "unreadable";
+}
+
+std::size_t SuiteRow::detected() const {
+  return static_cast<std::size_t>(std::count_if(runs.begin(), runs.end(), [](const SuiteRun& r) { return r.verdict.detected; }));
+}
+std::size_t SuiteRow::false_alarms() const {
+  return static_cast<std::size_t>(
+      std::count_if(runs.begin(), runs.end(), [](const SuiteRun& r) { return r.verdict.false_alarm; }));
+}
+std::size_t SuiteRow::as_expected() const {
+  return static_cast<std::size_t>(
+      std::count_if(runs.begin(), runs.end(), [](const SuiteRun& r) { return r.verdict.as_expected; }));
+}
+
+std::optional<double> SuiteRow::median_first_violation_s() const {
+  std::vector<double> t;
+  for (const auto& r : runs) {
+    if (r.first_violation_s) t.push_back(*r.first_violation_s);
+  }
+  if (t.empty()) return std::nullopt;
+  std::sort(t.begin(), t.end());
+  return t.size() % 2 ? t[t.size() / 2] : (t[t.size() / 2 - 1] + t[t.size() / 2]) / 2;
+}
+
+SuiteResult run_suite(const std::vector<SuiteCase>& cases, const SuiteOptions& o) {
+  std::error_code ec;
+  fs::create_directories(o.dir / "logs", ec);
+  if (ec) throw HarnessError("cannot create the suite directory " + o.dir.string() + ": " + ec.message());
+  StopGuard guard;
+  SuiteResult result;
+  for (std::size_t k = 0; k < cases.size() && g_stops == 0; ++k) {
+    result.rows.push_back({cases[k], {}});
+    SuiteRow& row = result.rows.back();
+    for (int r = 0; r < o.repeat && g_stops == 0; ++r) {
+      row.runs.push_back(run_once(cases[k], o, o.seed + 1000 * k + static_cast<std::uint64_t>(r), r));
+      if (o.on_run) o.on_run(row, row.runs.back());
+    }
+  }
+  result.interrupted = g_stops > 0;
+  return result;
+}
+
+std::vector<SuiteCase> kleppmann_cases(const std::vector<std::string>& only) {
+  std::vector<SuiteCase> cases;
+  for (const std::string& id : only) {
+    if (find_scenario(id) == nullptr) {
+      throw std::invalid_argument("unknown scenario \"" + id + "\"; scenarios: " + scenario_ids());
+    }
+  }
+  for (const Scenario& s : kleppmann_scenarios()) {
+    if (!only.empty() && std::find(only.begin(), only.end(), s.id) == only.end()) continue;
+    cases.push_back({s.id, s.title, s.claim, s.args, &s, arg_of(s.args, "--backend", "redis"),
+                     arg_of(s.args, "--nemesis", "pause-holder")});
+  }
+  return cases;
+}
+
+}  // namespace fencecheck

@@ -1,0 +1,75 @@
+// Runs a suite: a list of cases (a Kleppmann scenario, or one backend × fault cell of a
+// matrix), each `repeat` times, every run a real `fencecheck run` child process with its
+// own seed, in <dir>/runs/<case id>/<timestamp>/. Collects what each run's results.json
+// says, judged against the case's scenario when it has one.
+//
+// Ctrl-C (SIGINT/SIGTERM to the suite) is passed to the run in progress once, which heals,
+// tears down and judges what it recorded; the suite then stops and returns what it has,
+// marked interrupted. A run that fails as a harness (exit 3) is recorded with its log
+// tail and the suite goes on. Not thread-safe: one suite per process.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/suite/scenarios.h"
+
+namespace fencecheck {
+
+struct SuiteCase {
+  std::string id;  // "K3", or "redis × clock-bump"
+  std::string title;
+  std::string claim;                 // empty for matrix cells
+  std::vector<std::string> args;     // `fencecheck run` options, without --seed/--store/--name
+  const Scenario* scenario = nullptr;  // expectations; nullptr: none (a matrix cell)
+  std::string backend, faults;       // for the table
+};
+
+struct SuiteRun {
+  std::uint64_t seed = 0;
+  int exit_code = -1;
+  std::filesystem::path run_dir;  // empty when the run never made one
+  nlohmann::json results;         // its results.json; null when there is none
+  std::optional<double> first_violation_s;  // earliest over the checkers
+  ScenarioVerdict verdict;        // vs the scenario (meaningless without one)
+  double seconds = 0;             // wall time of the whole run (setup and checks included)
+  std::string error;              // why the run could not be judged; empty otherwise
+  std::string verdict_text() const;  // "valid", "invalid", "unknown", "harness error"
+};
+
+struct SuiteRow {
+  SuiteCase c;
+  std::vector<SuiteRun> runs;
+  std::size_t detected() const;
+  std::size_t false_alarms() const;
+  std::size_t as_expected() const;
+  std::optional<double> median_first_violation_s() const;
+};
+
+struct SuiteOptions {
+  std::filesystem::path exe;  // the fencecheck binary
+  std::filesystem::path dir;  // the suite's own directory (created)
+  int repeat = 1;
+  std::uint64_t seed = 1;  // run r of case k gets seed + 1000 k + r
+  // Called after every run, e.g. to print progress.
+  std::function<void(const SuiteRow&, const SuiteRun&)> on_run;
+};
+
+struct SuiteResult {
+  std::vector<SuiteRow> rows;
+  bool interrupted = false;
+};
+
+// Throws HarnessError when the suite directory cannot be made.
+SuiteResult run_suite(const std::vector<SuiteCase>& cases, const SuiteOptions& options);
+
+// The cases of `fencecheck suite kleppmann`: every scenario, or those named.
+std::vector<SuiteCase> kleppmann_cases(const std::vector<std::string>& only);
+
+}  // namespace fencecheck
