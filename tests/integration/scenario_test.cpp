@@ -1,0 +1,55 @@
+// Kleppmann's scenarios (harness/suite/scenarios.cpp), each run once end to end with real
+// servers and a fixed seed (label `integration`, root: partitions need network
+// namespaces). A scenario that predicts a violation must show it in the checkers it names;
+// a safe one must keep every checker it expects valid valid — and be decided, never
+// unknown. `fencecheck suite kleppmann --repeat N` measures the same table's rates.
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "harness/suite/scenarios.h"
+#include "tests/integration/run_fixture.h"
+
+namespace fencecheck::testing {
+namespace {
+
+class ScenarioRun : public RunTest, public ::testing::WithParamInterface<const Scenario*> {
+ protected:
+  void SetUp() override {
+    if (::geteuid() != 0) GTEST_SKIP() << "the scenarios run in network namespaces (root)";
+    RunTest::SetUp();
+  }
+};
+
+TEST_P(ScenarioRun, VerdictsAreWhatTheArgumentPredicts) {
+  const Scenario& s = *GetParam();
+  std::string args;
+  for (const auto& a : s.args) args += "'" + a + "' ";
+  auto r = run(args + "--seed 7");
+  ASSERT_NE(r.code, 3) << r.out;
+  ScenarioVerdict v = judge_scenario(s, results());
+  std::string why;
+  for (const auto& m : v.mismatches) why += m + "\n";
+  EXPECT_TRUE(v.as_expected) << s.id << " " << s.title << "\n" << why << r.out;
+  if (s.safe()) {
+    EXPECT_EQ(r.code, 0) << "a safe configuration is decided valid\n" << r.out;
+  } else {
+    EXPECT_EQ(r.code, 1) << r.out;
+  }
+}
+
+std::vector<const Scenario*> all_scenarios() {
+  std::vector<const Scenario*> out;
+  for (const auto& s : kleppmann_scenarios()) out.push_back(&s);
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Kleppmann, ScenarioRun, ::testing::ValuesIn(all_scenarios()),
+                         [](const ::testing::TestParamInfo<const Scenario*>& info) {
+                           std::string name;
+                           for (char c : info.param->id) name += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+                           return name;
+                         });
+
+}  // namespace
+}  // namespace fencecheck::testing

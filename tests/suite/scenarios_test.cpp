@@ -1,0 +1,126 @@
+// The scenario table and how a run's results are judged against it (label `unit`): every
+// scenario is runnable as written (its options pass `fencecheck run`'s validation), and
+// detection, false alarms and undecided runs are told apart.
+#include "harness/suite/scenarios.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "harness/suite/suite_report.h"
+
+namespace fencecheck::testing {
+namespace {
+
+using nlohmann::json;
+
+json results(json checkers, json valid = false) { return {{"valid", valid}, {"checkers", checkers}}; }
+json verdict(json v) { return {{"valid", v}}; }
+
+TEST(Scenarios, IdsAreUniqueAndEachHasAnExpectationAndAClaim) {
+  std::set<std::string> ids;
+  for (const auto& s : kleppmann_scenarios()) {
+    EXPECT_TRUE(ids.insert(s.id).second) << s.id;
+    EXPECT_FALSE(s.expect.empty()) << s.id;
+    EXPECT_FALSE(s.claim.empty()) << s.id;
+    for (const std::string& a : s.args) {
+      EXPECT_NE(a, "--seed") << s.id << ": the suite sets the seed";
+      EXPECT_NE(a, "--store") << s.id;
+    }
+  }
+  for (const char* id : {"K1", "K2", "K3", "K4", "K5", "K6", "K7", "K9"}) EXPECT_NE(find_scenario(id), nullptr) << id;
+  EXPECT_EQ(find_scenario("K8"), nullptr);
+  EXPECT_TRUE(find_scenario("K5-fsync")->safe());
+  EXPECT_FALSE(find_scenario("K5")->safe());
+}
+
+TEST(Scenarios, AnUnsafeScenarioIsDetectedOnlyWhenEveryExpectedViolationIsFound) {
+  const Scenario& k1 = *find_scenario("K1");  // exclusion invalid, tokens valid, resource invalid
+  auto both = judge_scenario(k1, results({{"exclusion", verdict(false)}, {"tokens", verdict(true)}, {"resource", verdict(false)}}));
+  EXPECT_TRUE(both.detected);
+  EXPECT_TRUE(both.as_expected);
+  EXPECT_FALSE(both.false_alarm);
+  auto half = judge_scenario(k1, results({{"exclusion", verdict(false)}, {"tokens", verdict(true)}, {"resource", verdict(true)}}));
+  EXPECT_FALSE(half.detected);
+  EXPECT_FALSE(half.as_expected);
+  ASSERT_EQ(half.mismatches.size(), 1u);
+  EXPECT_EQ(half.mismatches[0], "resource: expected invalid, got valid");
+  auto none = judge_scenario(k1, results({{"tokens", verdict(true)}}, true));
+  EXPECT_FALSE(none.detected);
+  EXPECT_EQ(none.mismatches.size(), 2u) << "a missing checker is no detection";
+}
+
+TEST(Scenarios, ASafeScenarioRaisesAFalseAlarmOnlyWhenAnExpectedValidCheckerFails) {
+  const Scenario& lease = *find_scenario("K7-lease");  // tokens valid, resource valid, exclusion any
+  auto ok = judge_scenario(lease, results({{"exclusion", verdict(false)}, {"tokens", verdict(true)}, {"resource", verdict(true)}}));
+  EXPECT_TRUE(ok.as_expected) << "exclusion may fail: only the fence is promised";
+  EXPECT_FALSE(ok.false_alarm);
+  auto stale = judge_scenario(lease, results({{"tokens", verdict(true)}, {"resource", verdict(false)}}));
+  EXPECT_TRUE(stale.false_alarm);
+  EXPECT_FALSE(stale.as_expected);
+  auto skipped = judge_scenario(*find_scenario("K3-control"),
+                                results({{"exclusion", verdict(true)}, {"resource", verdict("skipped")},
+                                         {"linearizable", verdict(true)}}, true));
+  EXPECT_TRUE(skipped.as_expected) << "skipped counts as valid";
+}
+
+TEST(Scenarios, AnUnknownRunOfASafeScenarioIsUndecidedNeverAPass) {
+  json r = results({{"exclusion", verdict(true)}, {"resource", verdict(true)}, {"linearizable", verdict(true)}}, "unknown");
+  r["unknown_reasons"] = {"worker on c2 died"};
+  auto v = judge_scenario(*find_scenario("K3-control"), r);
+  EXPECT_FALSE(v.as_expected);
+  EXPECT_TRUE(v.undecided);
+  EXPECT_FALSE(v.false_alarm);
+  ASSERT_EQ(v.mismatches.size(), 1u);
+  EXPECT_EQ(v.mismatches[0], "the run is unknown: worker on c2 died");
+}
+
+SuiteRun judged_run(const Scenario& s, const json& r) {
+  SuiteRun run;
+  run.results = r;
+  run.verdict = judge_scenario(s, r);
+  return run;
+}
+
+TEST(SuiteExitCode, ZeroAsExpectedOneBrokenTwoUndecidedThreeHarness) {
+  const Scenario& k3c = *find_scenario("K3-control");
+  json good = results({{"exclusion", verdict(true)}, {"resource", verdict(true)}, {"linearizable", verdict(true)}}, true);
+  json bad = results({{"exclusion", verdict(false)}, {"resource", verdict(true)}, {"linearizable", verdict(true)}});
+  json unknown = good;
+  unknown["valid"] = "unknown";
+  SuiteCase c{"K3-control", "", "", {}, &k3c, "redlock", "none"};
+  SuiteResult suite{{{c, {judged_run(k3c, good)}}}, false};
+  EXPECT_EQ(suite_exit_code(suite), 0);
+  suite.rows[0].runs.push_back(judged_run(k3c, unknown));
+  EXPECT_EQ(suite_exit_code(suite), 2);
+  suite.rows[0].runs.push_back(judged_run(k3c, bad));
+  EXPECT_EQ(suite_exit_code(suite), 1);
+  suite.rows[0].runs.push_back(SuiteRun{});  // no results.json
+  EXPECT_EQ(suite_exit_code(suite), 3);
+  SuiteResult interrupted{{{c, {judged_run(k3c, good)}}}, true};
+  EXPECT_EQ(suite_exit_code(interrupted), 2);
+}
+
+TEST(SuiteReport, TheTableCountsDetectionsAndFalseAlarmsAndTheMedianFirstViolation) {
+  const Scenario& k1 = *find_scenario("K1");
+  json hit = results({{"exclusion", verdict(false)}, {"tokens", verdict(true)}, {"resource", verdict(false)}});
+  json miss = results({{"exclusion", verdict(false)}, {"tokens", verdict(true)}, {"resource", verdict(true)}});
+  SuiteCase c{"K1", "t|itle", "claim", {}, &k1, "redis", "pause-holder"};
+  SuiteRow row{c, {judged_run(k1, hit), judged_run(k1, hit), judged_run(k1, miss)}};
+  row.runs[0].first_violation_s = 3.0;
+  row.runs[1].first_violation_s = 1.0;
+  row.runs[2].first_violation_s = 2.0;
+  EXPECT_EQ(row.detected(), 2u);
+  EXPECT_EQ(row.median_first_violation_s(), 2.0);
+  std::string md = suite_markdown(SuiteResult{{row}, false}, "kleppmann", "/tmp");
+  EXPECT_NE(md.find("| 2/3 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("resource invalid 2/3, resource valid 1/3"), std::string::npos) << md;
+  EXPECT_NE(md.find("2.00 s"), std::string::npos) << md;
+  EXPECT_NE(md.find("t\\|itle"), std::string::npos) << "a | in a cell is escaped";
+  json j = suite_json(SuiteResult{{row}, false}, "kleppmann");
+  EXPECT_EQ(j["rows"][0]["detected"], 2);
+  EXPECT_EQ(j["exit_code"], 1);
+}
+
+}  // namespace
+}  // namespace fencecheck::testing
