@@ -167,7 +167,8 @@ void PostgresServer::configure(Runtime& runtime, const std::string& node, const 
                    "--auth=trust", "--no-sync", "-E", "UTF8", "--locale=C.UTF-8"}),
       "initdb for node " + node +
           (as_root_ ? " (as user postgres, who must be able to traverse every parent of " +
-                          dir.string() + ")"
+                          dir.string() + ": give --store a directory it can reach, e.g. under /tmp, "
+                          "or make the parents 0755)"
                     : ""));
   // The socket path must fit in sun_path; a long store path gets TCP alone.
   fs::path socket_dir = (dir / (".s.PGSQL." + std::to_string(e.port))).string().size() < 100 ? dir : fs::path();

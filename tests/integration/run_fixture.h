@@ -4,6 +4,7 @@
 #pragma once
 
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -36,6 +37,8 @@ class RunTest : public ::testing::Test {
     }
     char tmpl[] = "/tmp/fc-run-test-XXXXXX";
     store_ = ::mkdtemp(tmpl);
+    // mkdtemp makes it 0700; a server running as its own user (postgres) must traverse it.
+    ::chmod(store_.c_str(), 0755);
   }
   void TearDown() override {
     if (!store_.empty()) fs::remove_all(store_);
