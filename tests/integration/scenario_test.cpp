@@ -32,7 +32,9 @@ TEST_P(ScenarioRun, VerdictsAreWhatTheArgumentPredicts) {
   for (const auto& m : v.mismatches) why += m + "\n";
   EXPECT_TRUE(v.as_expected) << s.id << " " << s.title << "\n" << why << r.out;
   EXPECT_NE(r.code, 2) << "every scenario is decided: a bench problem is never a pass\n" << r.out;
-  if (!s.safe()) EXPECT_EQ(r.code, 1) << r.out;
+  if (!s.safe()) {
+    EXPECT_EQ(r.code, 1) << r.out;
+  }
 }
 
 std::vector<const Scenario*> all_scenarios() {
