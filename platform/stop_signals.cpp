@@ -39,4 +39,17 @@ StopSignalWatcher::~StopSignalWatcher() {
   if (thread_.joinable()) thread_.join();
 }
 
+ScopedStopHandler::ScopedStopHandler(void (*handler)(int)) {
+  struct sigaction sa {};
+  sa.sa_handler = handler;
+  sigemptyset(&sa.sa_mask);
+  ::sigaction(SIGINT, &sa, &old_int_);
+  ::sigaction(SIGTERM, &sa, &old_term_);
+}
+
+ScopedStopHandler::~ScopedStopHandler() {
+  ::sigaction(SIGINT, &old_int_, nullptr);
+  ::sigaction(SIGTERM, &old_term_, nullptr);
+}
+
 }  // namespace fencecheck

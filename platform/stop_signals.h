@@ -7,11 +7,27 @@
 // starting any server. The destructor stops the watcher thread; it does not unblock.
 #pragma once
 
+#include <signal.h>
+
 #include <atomic>
 #include <functional>
 #include <thread>
 
 namespace fencecheck {
+
+// Installs `handler` for SIGINT and SIGTERM for its lifetime and restores the previous
+// handlers after; for a controller that counts interrupts and polls the count. The handler
+// must be async-signal-safe. Not thread-safe: one at a time, on the main thread.
+class ScopedStopHandler {
+ public:
+  explicit ScopedStopHandler(void (*handler)(int));
+  ~ScopedStopHandler();
+  ScopedStopHandler(const ScopedStopHandler&) = delete;
+  ScopedStopHandler& operator=(const ScopedStopHandler&) = delete;
+
+ private:
+  struct sigaction old_int_ {}, old_term_ {};
+};
 
 class StopSignalWatcher {
  public:

@@ -209,21 +209,7 @@ void RedisFanout::write_phase(Clock::time_point deadline) {
   for (auto& c : conns_) {
     if (c->state == Conn::State::kWriting && !c->connecting) c->on_writable();
   }
-  while (true) {
-    std::vector<pollfd> fds;
-    std::vector<Conn*> who;
-    for (auto& c : conns_) {
-      if (c->state != Conn::State::kWriting) continue;
-      fds.push_back({c->fd, POLLOUT, 0});
-      who.push_back(c.get());
-    }
-    if (fds.empty()) return;
-    int ready = ::poll(fds.data(), fds.size(), poll_timeout(deadline));
-    if (ready == 0 || (ready < 0 && errno != EINTR)) break;
-    for (std::size_t i = 0; i < fds.size(); ++i) {
-      if (fds[i].revents != 0) who[i]->on_writable();
-    }
-  }
+  if (poll_while(/*writing=*/true, deadline)) return;
   for (auto& c : conns_) {
     if (c->state != Conn::State::kWriting) continue;
     // A half-written command would corrupt the stream: this connection is finished.
@@ -234,22 +220,30 @@ void RedisFanout::write_phase(Clock::time_point deadline) {
   }
 }
 
-void RedisFanout::read_phase(Clock::time_point deadline) {
+bool RedisFanout::poll_while(bool writing, Clock::time_point deadline) {
+  const Conn::State state = writing ? Conn::State::kWriting : Conn::State::kReading;
+  const short events = writing ? POLLOUT : POLLIN;
   while (true) {
     std::vector<pollfd> fds;
     std::vector<Conn*> who;
     for (auto& c : conns_) {
-      if (c->state != Conn::State::kReading) continue;
-      fds.push_back({c->fd, POLLIN, 0});
+      if (c->state != state) continue;
+      fds.push_back({c->fd, events, 0});
       who.push_back(c.get());
     }
-    if (fds.empty()) return;
+    if (fds.empty()) return true;
     int ready = ::poll(fds.data(), fds.size(), poll_timeout(deadline));
-    if (ready == 0 || (ready < 0 && errno != EINTR)) break;
+    if (ready == 0 || (ready < 0 && errno != EINTR)) return false;
     for (std::size_t i = 0; i < fds.size(); ++i) {
-      if (fds[i].revents != 0) who[i]->on_readable();
+      if (fds[i].revents == 0) continue;
+      if (writing) who[i]->on_writable();
+      else who[i]->on_readable();
     }
   }
+}
+
+void RedisFanout::read_phase(Clock::time_point deadline) {
+  if (poll_while(/*writing=*/false, deadline)) return;
   for (auto& c : conns_) {
     if (c->state != Conn::State::kReading) continue;
     // Kept open: the next command queues behind this one (see the header).

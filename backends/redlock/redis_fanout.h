@@ -61,6 +61,9 @@ class RedisFanout {
   struct Conn;
   void write_phase(Clock::time_point deadline);
   void read_phase(Clock::time_point deadline);
+  // Polls the connections still writing (or reading) and lets them progress, until none
+  // is left (true) or the deadline passes (false).
+  bool poll_while(bool writing, Clock::time_point deadline);
 
   std::vector<std::unique_ptr<Conn>> conns_;
 };

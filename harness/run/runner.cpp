@@ -27,6 +27,7 @@
 #include "nemesis/schedule.h"
 #include "platform/atomic_file.h"
 #include "platform/run_state.h"
+#include "platform/stop_signals.h"
 #include "workloads/workload.h"
 
 namespace fencecheck {
@@ -38,24 +39,13 @@ using std::chrono::milliseconds;
 volatile std::sig_atomic_t g_interrupts = 0;
 extern "C" void on_interrupt(int) { g_interrupts = g_interrupts + 1; }
 
-// Installs SIGINT/SIGTERM handlers for the life of a run: they only count, the runner polls.
+// SIGINT/SIGTERM handlers for the life of a run: they only count, the runner polls.
 class InterruptGuard {
  public:
-  InterruptGuard() {
-    g_interrupts = 0;
-    struct sigaction sa {};
-    sa.sa_handler = on_interrupt;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &old_int_);
-    sigaction(SIGTERM, &sa, &old_term_);
-  }
-  ~InterruptGuard() {
-    sigaction(SIGINT, &old_int_, nullptr);
-    sigaction(SIGTERM, &old_term_, nullptr);
-  }
+  InterruptGuard() { g_interrupts = 0; }
 
  private:
-  struct sigaction old_int_ {}, old_term_ {};
+  ScopedStopHandler handler_{on_interrupt};
 };
 
 int interrupts() { return g_interrupts; }

@@ -13,6 +13,7 @@
 #include <stdexcept>
 
 #include "platform/errors.h"
+#include "platform/stop_signals.h"
 
 namespace fencecheck {
 
@@ -29,24 +30,13 @@ void on_stop(int sig) {
   if (child > 0) ::kill(child, sig == SIGTERM ? SIGTERM : SIGINT);
 }
 
-// Installs on_stop for SIGINT and SIGTERM for the suite's lifetime.
+// on_stop for SIGINT and SIGTERM for the suite's lifetime.
 class StopGuard {
  public:
-  StopGuard() {
-    g_stops = 0;
-    struct sigaction sa {};
-    sa.sa_handler = on_stop;
-    sigemptyset(&sa.sa_mask);
-    ::sigaction(SIGINT, &sa, &old_int_);
-    ::sigaction(SIGTERM, &sa, &old_term_);
-  }
-  ~StopGuard() {
-    ::sigaction(SIGINT, &old_int_, nullptr);
-    ::sigaction(SIGTERM, &old_term_, nullptr);
-  }
+  StopGuard() { g_stops = 0; }
 
  private:
-  struct sigaction old_int_ {}, old_term_ {};
+  ScopedStopHandler handler_{on_stop};
 };
 
 // The value after `flag` in args, or fallback.
