@@ -9,6 +9,7 @@
 #include "harness/run/run_command.h"
 #include "harness/suite/suite_command.h"
 #include "harness/clean_command.h"
+#include "harness/report_command.h"
 #include "harness/worker/worker_server.h"
 
 int main(int argc, char** argv) {
@@ -19,6 +20,7 @@ int main(int argc, char** argv) {
   fencecheck::add_check_command(app);
   fencecheck::add_suite_command(app);
   fencecheck::add_clean_command(app);
+  fencecheck::add_report_commands(app);
   fencecheck::add_worker_command(app);
   fencecheck::add_resource_command(app);
   try {

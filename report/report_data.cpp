@@ -1,0 +1,192 @@
+#include "report/report_data.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+namespace fencecheck::report {
+
+namespace {
+
+using nlohmann::json;
+
+std::int64_t us(Nanos t) { return t / 1000; }
+
+// Strings interned in one table; id 0 is "".
+class Strings {
+ public:
+  Strings() { id(""); }
+  std::uint32_t id(const std::string& s) {
+    auto [it, fresh] = ids_.try_emplace(s, static_cast<std::uint32_t>(table_.size()));
+    if (fresh) table_.push_back(s);
+    return it->second;
+  }
+  json table() const { return table_; }
+
+ private:
+  std::unordered_map<std::string, std::uint32_t> ids_;
+  std::vector<std::string> table_;
+};
+
+int outcome_code(const std::optional<OpType>& o) {
+  if (!o) return 0;
+  switch (*o) {
+    case OpType::kOk: return 1;
+    case OpType::kFail: return 2;
+    case OpType::kInfo: return 3;
+    case OpType::kInvoke: break;
+  }
+  return 0;
+}
+
+json fn_names() {  // indexed by OpFn
+  json names = json::array();
+  for (auto f : {OpFn::kAcquire, OpFn::kRelease, OpFn::kRead, OpFn::kWrite, OpFn::kCas}) {
+    names.push_back(std::string(to_string(f)));
+  }
+  return names;
+}
+
+int ended_code(const std::string& why) { return why == "release" ? 0 : why == "retired" ? 1 : 2; }
+
+json token_json(const std::optional<Token>& t) { return t ? json(*t) : json(); }
+
+bool is_time_field(const std::string& k) {
+  return k == "start" || k == "end" || k == "time" || k == "invoke_time" || k == "complete_time" ||
+         k == "invoked" || k == "completed";
+}
+bool is_index_field(const std::string& k) {
+  return k == "index" || (k.size() > 6 && k.compare(k.size() - 6, 6, "_index") == 0);
+}
+
+template <typename T>
+void sort_unique(std::vector<T>& v) {
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+}
+
+}  // namespace
+
+std::string violation_message(const json& v) {
+  for (const char* field : {"message", "reason"}) {
+    if (v.is_object() && v.contains(field) && v[field].is_string()) return v[field].get<std::string>();
+  }
+  return v.dump(-1, ' ', false, json::error_handler_t::replace).substr(0, 300);
+}
+
+std::vector<ViolationRef> violations_of(const json& results) {
+  std::vector<ViolationRef> out;
+  if (!results.is_object() || !results.contains("checkers") || !results["checkers"].is_object()) return out;
+  for (const auto& [name, c] : results["checkers"].items()) {
+    if (!c.is_object() || !c.contains("violations") || !c["violations"].is_array()) continue;
+    const json& list = c["violations"];
+    for (std::size_t i = 0; i < list.size(); ++i) out.push_back({name, i, &list[i]});
+  }
+  return out;
+}
+
+FocusFinder::FocusFinder(const Timeline& t) : t_(t) {
+  for (const auto& r : t.resource) seq_time_.emplace_back(r.seq, r.time);
+  std::sort(seq_time_.begin(), seq_time_.end());
+}
+
+void FocusFinder::walk(const json& j, bool context, Focus& f, std::vector<Nanos>& times) const {
+  if (j.is_array()) {
+    for (const auto& x : j) walk(x, context, f, times);
+    return;
+  }
+  if (!j.is_object()) return;
+  for (const auto& [k, v] : j.items()) {
+    if (v.is_structured()) {
+      walk(v, context || k == "prefix_tail", f, times);
+      continue;
+    }
+    if (!v.is_number_integer()) continue;
+    const auto n = v.get<std::int64_t>();
+    if (k == "process") {
+      if (!context) f.processes.push_back(n);
+    } else if (is_index_field(k) && n >= 0) {
+      const auto i = static_cast<std::uint64_t>(n);
+      (context ? f.context : f.indices).push_back(i);
+      if (!context && i < t_.event_times.size()) times.push_back(t_.event_times[i]);
+    } else if ((k == "seq" || k == "highest_seq") && n >= 0 && !context) {
+      const auto s = static_cast<std::uint64_t>(n);
+      f.seqs.push_back(s);
+      auto it = std::lower_bound(seq_time_.begin(), seq_time_.end(), std::make_pair(s, Nanos{INT64_MIN}));
+      if (it != seq_time_.end() && it->first == s) times.push_back(it->second);
+    } else if (is_time_field(k) && !context) {
+      times.push_back(n);
+    }
+  }
+}
+
+Focus FocusFinder::focus_of(const json& violation) const {
+  Focus f;
+  std::vector<Nanos> times;
+  walk(violation, false, f, times);
+  sort_unique(f.processes);
+  sort_unique(f.indices);
+  sort_unique(f.context);
+  sort_unique(f.seqs);
+  if (times.empty()) {
+    f.from = t_.event_times.empty() ? 0 : t_.event_times.front();
+    f.to = t_.end_time;
+  } else {
+    auto [lo, hi] = std::minmax_element(times.begin(), times.end());
+    f.from = *lo;
+    f.to = *hi;
+  }
+  return f;
+}
+
+json report_data(const Timeline& t, const std::vector<ViolationRef>& violations) {
+  Strings s;
+  json ops = json::array();
+  for (const auto& o : t.ops) {
+    ops.push_back({o.process, static_cast<int>(o.f), outcome_code(o.outcome), us(o.invoke),
+                   o.complete < 0 ? -1 : us(o.complete), o.invoke_index,
+                   o.outcome ? json(o.complete_index) : json(-1), s.id(o.key), s.id(o.node), s.id(o.value),
+                   s.id(o.error)});
+  }
+  json holds = json::array();
+  for (const auto& h : t.holds) {
+    holds.push_back({h.process, s.id(h.key), s.id(h.node), us(h.start), us(h.end), ended_code(h.ended_by),
+                     h.acquire_index, token_json(h.token)});
+  }
+  json faults = json::array();
+  for (const auto& f : t.faults) {
+    faults.push_back({s.id(f.fault), s.id(f.began_by), s.id(f.ended_by), us(f.start), us(f.end),
+                      f.open_at_end ? 1 : 0, s.id(f.targets), s.id(f.value), f.start_index,
+                      f.end_index ? json(*f.end_index) : json()});
+  }
+  json marks = json::array();
+  for (const auto& m : t.marks) marks.push_back({us(m.time), s.id(m.f), s.id(m.value), m.index});
+  json res = json::array();
+  for (const auto& r : t.resource) {
+    res.push_back({r.seq, us(r.time), s.id(r.key), static_cast<int>(r.op), token_json(r.token),
+                   r.accepted ? 1 : 0, s.id(r.client), s.id(r.reason), s.id(r.value)});
+  }
+  FocusFinder finder(t);
+  json viol = json::array();
+  for (const auto& v : violations) {
+    const json& raw = *v.violation;
+    Focus f = finder.focus_of(raw);
+    json o = {{"c", v.checker},  {"n", v.number},     {"from", us(f.from)}, {"to", us(f.to)},
+              {"p", f.processes}, {"i", f.indices},   {"ci", f.context},    {"s", f.seqs},
+              {"msg", violation_message(raw)}};
+    if (raw.is_object() && raw.contains("prefix_length")) o["lin"] = raw;
+    viol.push_back(std::move(o));
+  }
+  return {{"version", 1},
+          {"start", t.event_times.empty() ? 0 : us(t.event_times.front())},
+          {"end", us(t.end_time)},
+          {"fn", fn_names()},
+          {"ops", std::move(ops)},
+          {"holds", std::move(holds)},
+          {"faults", std::move(faults)},
+          {"marks", std::move(marks)},
+          {"res", std::move(res)},
+          {"viol", std::move(viol)},
+          {"str", s.table()}};
+}
+
+}  // namespace fencecheck::report
