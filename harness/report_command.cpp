@@ -25,6 +25,7 @@ int run_report(const ReportArgs& a, std::ostream& out, std::ostream& err) {
                   static_cast<double>(w.bytes) / 1e6, w.seconds);
     out << w.file.string() << " (" << figures << ")\n";
     if (!a.junit.empty()) {
+      refuse_recorded_file(a.run_dir, a.junit);
       JunitRun run = junit_run(a.run_dir, options.results);
       write_junit(a.junit, {JunitSuite{run.name, {run}}});
       out << a.junit << " (JUnit)\n";

@@ -35,17 +35,6 @@ void require_run_dir(const fs::path& dir) {
   }
 }
 
-// Nothing the user recorded is ever rewritten, even when --out names it.
-void refuse_recorded_file(const fs::path& dir, const fs::path& out) {
-  for (const char* name : {"history.jsonl", "resource.jsonl", "results.json", "config.json", "repro.sh"}) {
-    std::error_code ec;
-    if (fs::exists(out, ec) && fs::exists(dir / name, ec) && fs::equivalent(out, dir / name, ec)) {
-      throw std::invalid_argument(out.string() + " is the run's own " + name +
-                                  ", which a report never overwrites; choose another file");
-    }
-  }
-}
-
 Timeline read_timeline(const fs::path& dir) {
   HistoryReader history((dir / "history.jsonl").string());
   std::error_code ec;
@@ -114,6 +103,16 @@ Rendered render(const fs::path& dir, const ReportOptions& options) {
 }
 
 }  // namespace
+
+void refuse_recorded_file(const fs::path& dir, const fs::path& out) {
+  for (const char* name : {"history.jsonl", "resource.jsonl", "results.json", "config.json", "repro.sh"}) {
+    std::error_code ec;
+    if (fs::exists(out, ec) && fs::exists(dir / name, ec) && fs::equivalent(out, dir / name, ec)) {
+      throw std::invalid_argument(out.string() + " is the run's own " + name +
+                                  ", which a report never overwrites; choose another file");
+    }
+  }
+}
 
 std::string render_run_report(const fs::path& run_dir, const ReportOptions& options) {
   return render(run_dir, options).html;

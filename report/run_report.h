@@ -40,6 +40,11 @@ struct ReportWritten {
 
 ReportWritten write_run_report(const std::filesystem::path& run_dir, const ReportOptions& options = {});
 
+// Throws std::invalid_argument when `out` is one of the files a run recorded
+// (history.jsonl, resource.jsonl, results.json, config.json, repro.sh) of run_dir: nothing
+// the user recorded is ever rewritten, whatever a report's or JUnit's --out says.
+void refuse_recorded_file(const std::filesystem::path& run_dir, const std::filesystem::path& out);
+
 // The HTML text write_run_report writes (same errors, writes nothing).
 std::string render_run_report(const std::filesystem::path& run_dir, const ReportOptions& options = {});
 

@@ -16,6 +16,8 @@ packages=(
   redis-server zookeeper postgresql etcd-server
   # fault injection
   iptables iproute2 procps psmisc
+  # report tests: JUnit schema validation, report.html in a headless browser
+  libxml2-utils chromium
 )
 
 if [ "$(id -u)" -eq 0 ]; then
