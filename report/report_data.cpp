@@ -85,8 +85,26 @@ std::vector<ViolationRef> violations_of(const json& results) {
 }
 
 FocusFinder::FocusFinder(const Timeline& t) : t_(t) {
-  for (const auto& r : t.resource) seq_time_.emplace_back(r.seq, r.time);
-  std::sort(seq_time_.begin(), seq_time_.end());
+  for (std::size_t i = 0; i < t.resource.size(); ++i) seq_entry_.emplace_back(t.resource[i].seq, i);
+  std::sort(seq_entry_.begin(), seq_entry_.end());
+  for (std::size_t i = 0; i < t.holds.size(); ++i) {
+    if (t.holds[i].token && !t.holds[i].node.empty()) hold_of_.emplace(std::make_pair(t.holds[i].node, *t.holds[i].token), i);
+  }
+}
+
+void FocusFinder::add_seq(std::uint64_t seq, Focus& f, std::vector<Nanos>& times) const {
+  f.seqs.push_back(seq);
+  auto it = std::lower_bound(seq_entry_.begin(), seq_entry_.end(), std::make_pair(seq, std::size_t{0}));
+  if (it == seq_entry_.end() || it->first != seq) return;
+  const ResourceEntry& r = t_.resource[it->second];
+  times.push_back(r.time);
+  if (!r.token) return;
+  auto h = hold_of_.find({r.client, *r.token});
+  if (h == hold_of_.end()) return;
+  const Hold& hold = t_.holds[h->second];
+  f.indices.push_back(hold.acquire_index);
+  f.processes.push_back(hold.process);
+  times.push_back(hold.start);
 }
 
 void FocusFinder::walk(const json& j, bool context, Focus& f, std::vector<Nanos>& times) const {
@@ -109,10 +127,7 @@ void FocusFinder::walk(const json& j, bool context, Focus& f, std::vector<Nanos>
       (context ? f.context : f.indices).push_back(i);
       if (!context && i < t_.event_times.size()) times.push_back(t_.event_times[i]);
     } else if ((k == "seq" || k == "highest_seq") && n >= 0 && !context) {
-      const auto s = static_cast<std::uint64_t>(n);
-      f.seqs.push_back(s);
-      auto it = std::lower_bound(seq_time_.begin(), seq_time_.end(), std::make_pair(s, Nanos{INT64_MIN}));
-      if (it != seq_time_.end() && it->first == s) times.push_back(it->second);
+      add_seq(static_cast<std::uint64_t>(n), f, times);
     } else if (is_time_field(k) && !context) {
       times.push_back(n);
     }

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -38,7 +39,10 @@ struct Focus {
   std::vector<std::uint64_t> seqs;        // resource log entries it names
 };
 
-// Finds the focus of violations against one timeline (built once: seq -> time).
+// Finds the focus of violations against one timeline (built once: seq -> entry, and the
+// hold each (client node, token) was granted). A resource entry a violation names brings in
+// the hold under which its client sent it, so a stale write is shown with the lease its
+// sender believed it still had.
 class FocusFinder {
  public:
   explicit FocusFinder(const Timeline& t);
@@ -48,7 +52,9 @@ class FocusFinder {
  private:
   void walk(const nlohmann::json& j, bool context, Focus& f, std::vector<Nanos>& times) const;
   const Timeline& t_;
-  std::vector<std::pair<std::uint64_t, Nanos>> seq_time_;  // sorted by seq
+  void add_seq(std::uint64_t seq, Focus& f, std::vector<Nanos>& times) const;
+  std::vector<std::pair<std::uint64_t, std::size_t>> seq_entry_;  // (seq, index in t.resource), sorted
+  std::map<std::pair<std::string, Token>, std::size_t> hold_of_;  // (node, token) -> index in t.holds
 };
 
 // The whole data document.

@@ -63,7 +63,7 @@ std::string timeline_html() {
          "<span><i style=\"background:#e2d6ff\"></i>clock</span><span><i style=\"background:#cfe2ff\"></i>kill</span>"
          "<span><i style=\"background:#c62828\"></i>resource refused</span>"
          "<span><i style=\"border:2px solid #d0006f\"></i>named by the chosen violation</span></div>"
-         "<div id=\"tl-wrap\"><canvas id=\"timeline-canvas\" height=\"200\"></canvas><div id=\"tl-tip\"></div></div>"
+         "<div id=\"tl-focus\"></div><div id=\"tl-wrap\"><canvas id=\"timeline-canvas\" height=\"200\"></canvas><div id=\"tl-tip\"></div></div>"
          "<noscript><p>The timeline needs JavaScript.</p></noscript></section>";
 }
 

@@ -48,6 +48,7 @@ function fcDrawExplanation(canvas, v) {
     const tl = new FcTimeline(canvas, data);
     tl.draw();
     const items = document.querySelectorAll('#violations li[data-v]');
+    const focusLine = document.getElementById('tl-focus');
     const show = (li, scroll) => {
       const v = data.viol[Number(li.dataset.v)];
       items.forEach(x => x.classList.remove('active'));
@@ -55,6 +56,9 @@ function fcDrawExplanation(canvas, v) {
       tl.focus(v);
       if (scroll) document.getElementById('timeline').scrollIntoView({ behavior: 'smooth' });
       status.textContent = 'showing ' + v.c + ' violation ' + (v.n + 1) + ': ' + fcSeconds(v.from) + ' – ' + fcSeconds(v.to);
+      focusLine.textContent = v.c + ': ' + v.msg;
+      focusLine.style.display = 'block';
+
       try { history.replaceState(null, '', '#v' + li.dataset.v); } catch (e) { /* an opaque file: origin may refuse */ }
     };
     items.forEach(li => {
@@ -68,7 +72,10 @@ function fcDrawExplanation(canvas, v) {
     });
     const tool = (id, f) => { const b = document.getElementById(id); if (b) b.addEventListener('click', f); };
     const zoom = k => { const m = (tl.view[0] + tl.view[1]) / 2, h = (tl.view[1] - tl.view[0]) * k / 2; tl.setView(m - h, m + h); };
-    tool('tl-reset', () => { tl.hi = null; items.forEach(x => x.classList.remove('active')); tl.setView(tl.full[0], tl.full[1]); });
+    tool('tl-reset', () => {
+      tl.hi = null; items.forEach(x => x.classList.remove('active')); focusLine.style.display = 'none';
+      tl.setView(tl.full[0], tl.full[1]);
+    });
     tool('tl-in', () => zoom(0.5));
     tool('tl-out', () => zoom(2));
     tool('tl-mode', () => {

@@ -37,7 +37,7 @@ function fcLowerBound(a, v, key) {
 class FcTimeline {
   constructor(canvas, data) {
     this.c = canvas; this.D = data; this.S = data.str;
-    this.LANE = 18; this.AXIS = 26; this.LABEL = 120;
+    this.LANE = 20; this.AXIS = 26; this.LABEL = 120;
     this.hi = null;  // the focused violation's sets
     this.full = [data.start, Math.max(data.end, data.start + 1)];
     this.view = this.full.slice();

@@ -72,6 +72,11 @@ TEST(RunReport, EachViolationFocusesOnTheOpsItNames) {
     if (v["c"] == "resource" && v["msg"].get<std::string>().find("accepted a write") != std::string::npos) {
       stale = true;
       EXPECT_EQ(v["s"], json({2, 3}));  // the stale write (seq 3) after token 2's (seq 2)
+      // ... with the holds their senders wrote under: c1's (token 1) from 102 ms, c2's (token 2).
+      EXPECT_EQ(v["p"], json({1, 2}));
+      EXPECT_EQ(v["i"], json({1, 6}));
+      EXPECT_EQ(v["from"], 102000);
+      EXPECT_EQ(v["to"], 2108000);
     }
     if (v["c"] == "linearizable") {
       EXPECT_TRUE(v.contains("lin"));
