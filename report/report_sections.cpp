@@ -105,7 +105,9 @@ std::string header_html(const RunInfo& info, const Timeline& t) {
   std::string repro;
   std::error_code ec;
   if (std::filesystem::exists(info.dir / "repro.sh", ec)) {
-    repro += "<div>replay: <code>" + esc(std::filesystem::absolute(info.dir / "repro.sh").string()) + "</code></div>";
+    // The run's own directory, not `latest`, which moves on with the next run.
+    const std::filesystem::path dir = std::filesystem::weakly_canonical(std::filesystem::absolute(info.dir), ec);
+    repro += "<div>replay: <code>" + esc((dir / "repro.sh").string()) + "</code></div>";
   }
   if (!info.command.empty()) {
     std::string cmd = "fencecheck run";

@@ -93,7 +93,8 @@ Rendered render(const fs::path& dir, const ReportOptions& options) {
   std::string warnings;
   for (const auto& w : t.warnings) warnings += "<li>" + html_escape(w) + "</li>";
   if (!warnings.empty()) h += "<section><h2>Reading the run</h2><ul class=\"warnings\">" + warnings + "</ul></section>";
-  h += "<footer>fencecheck report of " + html_escape(fs::absolute(dir).lexically_normal().string()) + "</footer>\n";
+  std::error_code ec;
+  h += "<footer>fencecheck report of " + html_escape(fs::weakly_canonical(fs::absolute(dir), ec).string()) + "</footer>\n";
   h += "<script type=\"application/json\" id=\"fc-data\">";
   h += script_json(report_data(t, violations));
   h += "</script>\n<script>";

@@ -28,13 +28,17 @@ function fcDrawExplanation(canvas, v) {
   g.fillStyle = '#374151';
   g.fillText(fcSeconds(t0 / 1000), LEFT, 8); g.fillText(fcSeconds(t1 / 1000), W - 70, 8);
   procs.forEach((p, k) => g.fillText('process ' + p, 4, TOP + k * ROW + ROW / 2));
+  const labelEnd = procs.map(() => -Infinity);  // per row: where the last label ended
   for (const [o, color] of ops) {
-    const y = TOP + procs.indexOf(o.process) * ROW + 3;
+    const row = procs.indexOf(o.process), y = TOP + row * ROW + 3;
     const end = o.complete_time == null ? t1 + pad : o.complete_time;
     const x0 = x(o.invoke_time), w = Math.max(3, x(end) - x0);
     g.fillStyle = color; g.globalAlpha = 0.8; g.fillRect(x0, y, w, ROW - 6); g.globalAlpha = 1;
+    const text = o.f + (o.token != null ? ' ' + o.token : ''), at = x0 + w + 3;
+    if (at < labelEnd[row]) continue;  // crowded: the table below names every op
     g.fillStyle = '#111827';
-    g.fillText(o.f + (o.token != null ? ' ' + o.token : ''), x0 + w + 3, y + (ROW - 6) / 2);
+    g.fillText(text, at, y + (ROW - 6) / 2);
+    labelEnd[row] = at + g.measureText(text).width + 6;
   }
   canvas.dataset.drawn = String(ops.length);
 }
@@ -47,6 +51,7 @@ function fcDrawExplanation(canvas, v) {
     const canvas = document.getElementById('timeline-canvas');
     const tl = new FcTimeline(canvas, data);
     tl.draw();
+    window.fcTimeline = tl;  // for a reader's console, and the browser tests
     const items = document.querySelectorAll('#violations li[data-v]');
     const focusLine = document.getElementById('tl-focus');
     const show = (li, scroll) => {

@@ -50,6 +50,23 @@ TEST_F(ReportInBrowser, ARealRunsReportDrawsItsTimelineAndLinksItsViolations) {
   std::printf("[ chromium ] %zu violations linked, script %s ms, browser %.2f s\n", listed,
               dom_attr(b.dom, "data-render-ms").c_str(), b.seconds);
 
+  // Hovering over an op names it with its times, indices and value; the lanes can be per node.
+  std::string probe = slurp(dir / "report.html");
+  probe.insert(probe.rfind("</body>"), R"(<script>
+    const tl = window.fcTimeline, lane = tl.lanes[0], o = tl.D.ops[lane.ops[0]];
+    tl.setView(o[3] - 1000, (o[4] < 0 ? tl.D.end : o[4]) + 1000);
+    document.body.dataset.hover = tl.describe(tl.x(o[3]) + 1, tl.top + tl.LANE / 2);
+    document.getElementById('tl-mode').click();
+    document.body.dataset.modeLanes = tl.mode + ' ' + tl.lanes.length;
+  </script>)");
+  spit(dir / "probe.html", probe);
+  BrowserResult hover = load_in_chromium(dir / "probe.html");
+  const std::string text = dom_attr(hover.dom, "data-hover");
+  EXPECT_NE(text.find("(process "), std::string::npos) << text << hover.log;
+  EXPECT_NE(text.find("invoke "), std::string::npos) << text;
+  EXPECT_NE(text.find("value "), std::string::npos) << text;
+  EXPECT_EQ(dom_attr(hover.dom, "data-mode-lanes"), "node 5") << "five client nodes";
+
   // report.html#v0 opens on the first violation, as a click on it does.
   BrowserResult focused = load_in_chromium(dir / "report.html", "#v0");
   expect_rendered(focused);
