@@ -77,6 +77,26 @@ std::string checker_case(const std::string& name, const json& c, const JunitRun&
   return testcase(name, run.name, time, outcome("error", "unknown", summary.empty() ? "undecided" : summary, summary));
 }
 
+std::string prediction_case(const JunitRun& run, Counts& n) {
+  ++n.tests;
+  std::string observed;
+  const json& r = *run.results;
+  if (r.contains("checkers") && r["checkers"].is_object()) {
+    for (const auto& [name, c] : r["checkers"].items()) {
+      const json& v = c.is_object() && c.contains("valid") ? c["valid"] : json();
+      observed += name + ": " + (v.is_boolean() ? (v.get<bool>() ? "valid" : "invalid") : v.is_string() ? v.get<std::string>() : "?") + "\n";
+    }
+  }
+  const double time = number_at(r, "run", "test_seconds");
+  if (run.prediction_misses.empty()) {
+    return testcase("prediction", run.name, time, "      <system-out>" + xml_escape(observed) + "</system-out>\n");
+  }
+  ++n.failures;
+  std::string misses;
+  for (const auto& m : run.prediction_misses) misses += (misses.empty() ? "" : "; ") + m;
+  return testcase("prediction", run.name, time, outcome("failure", "prediction", misses, observed));
+}
+
 std::string run_cases(const JunitRun& run, Counts& n) {
   std::string out;
   std::string out_text = run.run_dir.empty() ? "" : "run directory: " + run.run_dir.string();
@@ -88,7 +108,9 @@ std::string run_cases(const JunitRun& run, Counts& n) {
   }
   const json& r = *run.results;
   n.time += number_at(r, "run", "test_seconds") + number_at(r, "check_seconds");
-  if (r.contains("checkers") && r["checkers"].is_object()) {
+  if (run.judged_by_prediction) {
+    out += prediction_case(run, n);
+  } else if (r.contains("checkers") && r["checkers"].is_object()) {
     for (const auto& [name, c] : r["checkers"].items()) out += checker_case(name, c, run, n);
   }
   ++n.tests;

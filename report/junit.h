@@ -7,7 +7,8 @@
 // runs (`fencecheck suite`) — and in it one <testcase> per checker per run, classname
 // the run:
 //   valid → passed; invalid → <failure message="the first violation">; unknown → <error>;
-//   skipped → <skipped>; plus a testcase "run" that is an <error> when the run itself is
+//   skipped → <skipped> (a scenario run instead has one testcase "prediction", see
+//   JunitRun); plus a testcase "run" that is an <error> when the run itself is
 //   undecided (results.json's unknown_reasons: a bench problem, an interruption), when it
 //   has no results.json (unfinished) or when its results cannot be read.
 // Everything is XML-escaped. Pure functions (write_junit writes one file atomically and
@@ -28,6 +29,12 @@ struct JunitRun {
   std::filesystem::path run_dir;        // shown in system-out; may be empty
   std::optional<nlohmann::json> results;  // the results document; nullopt: none
   std::string problem;                  // why there are no results (unfinished, unreadable: …)
+  // A scenario run (`fencecheck suite kleppmann`): judged by its prediction, not by its
+  // checkers — a violation the scenario predicts is a pass. Then the run has one testcase
+  // "prediction" (a <failure> listing `prediction_misses` when there are any) with the
+  // checkers' verdicts in its system-out, instead of a testcase per checker.
+  bool judged_by_prediction = false;
+  std::vector<std::string> prediction_misses;
 };
 
 struct JunitSuite {

@@ -42,7 +42,7 @@ void add_run_command(CLI::App& app) {
                   "or all (default: each fault's own draw)");
   cmd->add_option("--replay", c->replay,
                   "rerun a stored run: its config.json, and its recorded faults at the same offsets "
-                  "(only --store and --name may be given with it)");
+                  "(only --store, --name and --junit may be given with it)");
   cmd->add_option("--op-timeout-ms", c->op_timeout_ms,
                   "deadline of one client op; past it the op is info (default: max(5000, pause + 2000))");
   cmd->add_option("--max-info", c->max_info,
@@ -56,11 +56,12 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--seed", c->seed, "seed of the generator and the nemesis schedule (default: random, recorded)");
   cmd->add_option("--store", c->store, "where runs are kept")->capture_default_str();
   cmd->add_option("--name", c->name, "test name (default: backend-workload-faults-resource)");
+  cmd->add_option("--junit", c->junit, "also write the verdicts as JUnit XML to this file (a testcase per checker)");
   cmd->callback([c, cmd] {
     if (!c->replay.empty()) {
       for (const CLI::Option* o : cmd->get_options()) {
         const std::string name = o->get_name();
-        if (o->count() > 0 && name != "--replay" && name != "--store" && name != "--name") {
+        if (o->count() > 0 && name != "--replay" && name != "--store" && name != "--name" && name != "--junit") {
           std::cerr << "fencecheck run: " << name
                     << " cannot be given with --replay, which takes every option from the run it replays\n";
           throw CLI::RuntimeError(3);

@@ -40,6 +40,7 @@ struct RunConfig {
   std::string store = "results";
   std::string name;  // empty: "<backend>-<workload>-<faults>-<resource>"
   std::string replay;  // a run directory whose recorded faults this run applies again
+  std::string junit;   // also write JUnit XML here (an output, not part of the test: not in config.json)
   bool clocks_available = false;  // resolve(): the clock-offset library is beside the binary
 
   // Fills in the defaults that depend on other options or on the machine. Backend options

@@ -26,6 +26,9 @@
 #include "nemesis/clock/node_clocks.h"
 #include "nemesis/schedule.h"
 #include "platform/atomic_file.h"
+#include "report/junit.h"
+#include "report/run_index.h"
+#include "report/run_report.h"
 #include "platform/run_state.h"
 #include "platform/stop_signals.h"
 #include "workloads/workload.h"
@@ -73,6 +76,7 @@ class Runner {
   RunConfig replayed_config() const;
   std::vector<ReplayLine> replay_lines() const;
   int publish(CheckReport report, const CheckRequest& req);
+  void write_reports();
   void check_interrupt() const {
     if (interrupts() > 0) throw InterruptedDuringSetup{};
   }
@@ -359,6 +363,7 @@ RunConfig Runner::replayed_config() const {
   c.replay = fs::absolute(c_.replay).string();
   c.store = c_.store;
   if (!c_.name.empty()) c.name = c_.name;
+  c.junit = c_.junit;
   return c;
 }
 
@@ -402,7 +407,31 @@ int Runner::publish(CheckReport report, const CheckRequest& req) {
   out_ << results.summary() << "verdict: " << to_string(results.verdict()) << " ("
        << dir_.string() << "; rerun with " << (dir_ / "repro.sh").string() << ")\n"
        << std::flush;
+  write_reports();
   return results.exit_code();
+}
+
+// report.html, the store's index and --junit. Failing to draw them is reported but changes
+// no verdict: everything the run recorded is already on disk, and `fencecheck report` can
+// draw it again.
+void Runner::write_reports() {
+  try {
+    ReportWritten r = write_run_report(dir_);
+    out_ << "report: " << r.file.string() << "\n";
+  } catch (const std::exception& e) {
+    err_ << "fencecheck run: warning: no report.html: " << e.what() << "\n";
+  }
+  try {
+    write_run_index(c_.store);
+  } catch (const std::exception& e) {
+    err_ << "fencecheck run: warning: the run index was not updated: " << e.what() << "\n";
+  }
+  if (c_.junit.empty()) return;
+  try {
+    write_junit(c_.junit, {JunitSuite{c_.name, {junit_run(dir_)}}});
+  } catch (const std::exception& e) {
+    err_ << "fencecheck run: warning: --junit " << c_.junit << ": " << e.what() << "\n";
+  }
 }
 
 int Runner::judge() {

@@ -25,6 +25,7 @@ struct SuiteArgs {
   std::vector<std::string> faults = {"pause-holder"};  // matrix
   std::string workload = "lock-append", resource = "unfenced";
   double time_limit_s = 15;
+  std::string junit;  // also write JUnit XML here
 };
 
 void print_run(const SuiteRow& row, const SuiteRun& r) {
@@ -48,6 +49,7 @@ int run_and_report(const std::vector<SuiteCase>& cases, const SuiteArgs& a, cons
             << o.dir.string() << std::endl;
   SuiteResult result = run_suite(cases, o);
   write_suite_report(result, kind, o.dir);
+  if (!a.junit.empty()) write_suite_junit(result, a.junit);
   std::cout << "\n" << suite_markdown(result, kind, o.dir) << "\nwrote " << (o.dir / "suite.md").string() << ", "
             << (o.dir / "suite.html").string() << "\n";
   return suite_exit_code(result);
@@ -75,6 +77,7 @@ std::vector<SuiteCase> matrix_cases(const SuiteArgs& a) {
 void add_common(CLI::App* cmd, SuiteArgs& a) {
   cmd->add_option("--repeat", a.repeat, "runs per case")->capture_default_str()->check(CLI::Range(1, 1000));
   cmd->add_option("--store", a.store, "where the suite directory goes")->capture_default_str();
+  cmd->add_option("--junit", a.junit, "also write JUnit XML here (a testsuite per case)");
   cmd->add_option("--seed", a.seed, "seed of the first run (run r of case k: seed + 1000 k + r)")
       ->capture_default_str();
 }

@@ -4,12 +4,16 @@
 #include <map>
 
 #include "platform/atomic_file.h"
+#include "report/html.h"
+#include "report/junit.h"
 
 namespace fencecheck {
 
 namespace fs = std::filesystem;
 
 namespace {
+
+using report::html_escape;
 
 std::string seconds_text(std::optional<double> s) {
   if (!s) return "—";
@@ -82,20 +86,6 @@ std::string link_target(const SuiteRun& r, const fs::path& dir) {
   if (r.run_dir.empty()) return "";
   fs::path target = fs::exists(r.run_dir / "report.html") ? r.run_dir / "report.html" : r.run_dir;
   return fs::relative(target, dir).string();
-}
-
-std::string html_escape(const std::string& s) {
-  std::string out;
-  for (char ch : s) {
-    switch (ch) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += ch;
-    }
-  }
-  return out;
 }
 
 std::string md_cell(std::string s) {
@@ -229,6 +219,28 @@ int suite_exit_code(const SuiteResult& suite) {
     }
   }
   return broken ? 3 : mismatch ? 1 : undecided ? 2 : 0;
+}
+
+void write_suite_junit(const SuiteResult& suite, const fs::path& file) {
+  std::vector<JunitSuite> suites;
+  for (const auto& row : suite.rows) {
+    JunitSuite js{row.c.id + " " + row.c.title, {}};
+    for (const auto& r : row.runs) {
+      JunitRun jr = junit_run(r.run_dir);
+      if (r.run_dir.empty()) {
+        jr.name = row.c.id;
+        jr.problem = r.error;
+      }
+      if (row.c.scenario != nullptr) {
+        // The scenario's prediction is the test: a predicted violation passes, a miss fails.
+        jr.judged_by_prediction = true;
+        jr.prediction_misses = r.verdict.mismatches;
+      }
+      js.runs.push_back(std::move(jr));
+    }
+    suites.push_back(std::move(js));
+  }
+  write_junit(file, suites);
 }
 
 void write_suite_report(const SuiteResult& suite, const std::string& kind, const fs::path& dir) {

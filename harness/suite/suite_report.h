@@ -16,6 +16,9 @@ namespace fencecheck {
 // kind: "kleppmann" or "matrix", for the titles.
 void write_suite_report(const SuiteResult& suite, const std::string& kind, const std::filesystem::path& dir);
 
+// JUnit XML of the suite: one testsuite per case, its runs' checkers as testcases.
+void write_suite_junit(const SuiteResult& suite, const std::filesystem::path& file);
+
 // The table as Markdown (what suite.md holds), with links relative to dir.
 std::string suite_markdown(const SuiteResult& suite, const std::string& kind, const std::filesystem::path& dir);
 nlohmann::json suite_json(const SuiteResult& suite, const std::string& kind);

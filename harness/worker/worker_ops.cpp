@@ -125,6 +125,15 @@ proto::InvokeReply WorkerOps::invoke(const proto::InvokeRequest& req) {
 
 proto::InvokeReply WorkerOps::acquire(Session& s, const DecodedOp& op) {
   std::lock_guard<std::mutex> lock(s.lock_mu);
+  // A grant still here belongs to a process the controller retired (an op of unknown
+  // outcome while it held the lock, or a release of unknown outcome): no live process
+  // acquires a lock it holds. Give it back first, outside the history — its hold ended
+  // at the retirement there, and a lock held longer than recorded can only keep others
+  // out — or a session-held lock (ZooKeeper, advisory) would stay taken all run.
+  if (auto stale = s.grants.find(op.key); stale != s.grants.end()) {
+    s.client->release(stale->second);
+    s.grants.erase(stale);
+  }
   LockResult res = s.client->acquire(op.key, op.ttl);
   Reply r = from_lock_result(res);
   if (res.outcome == Outcome::kOk && res.grant) {

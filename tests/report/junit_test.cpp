@@ -48,7 +48,7 @@ CommandResult validate(const std::string& xml) {
 }
 
 TEST(Junit, OneTestcasePerCheckerAndOneForTheRunWithCountsPerVerdict) {
-  JunitRun run{"K1.20261201T220213.402Z", "/tmp/run", mixed_results(), ""};
+  JunitRun run{"K1.20261201T220213.402Z", "/tmp/run", mixed_results(), "", false, {}};
   const std::string xml = junit_xml({{"K1", {run}}});
   EXPECT_EQ(attr_of(xml, "testsuite ", "tests"), "5");
   EXPECT_EQ(attr_of(xml, "testsuite ", "failures"), "1");
@@ -62,11 +62,26 @@ TEST(Junit, OneTestcasePerCheckerAndOneForTheRunWithCountsPerVerdict) {
   EXPECT_EQ(count_of(xml, "classname=\"K1.20261201T220213.402Z\""), 5u);
 }
 
+// A scenario run passes when its prediction holds, even with a violation (K1 predicts
+// one), and fails with the misses when it does not; the schema still holds.
+TEST(Junit, AScenarioRunIsJudgedByItsPredictionNotByItsCheckers) {
+  JunitRun held{"K1.a", "", mixed_results(), "", true, {}};
+  JunitRun missed{"K1.b", "", mixed_results(), "", true, {"resource: expected invalid, got valid"}};
+  const std::string xml = junit_xml({{"K1", {held, missed}}});
+  EXPECT_EQ(attr_of(xml, "testsuite ", "tests"), "4") << "prediction + run, per run";
+  EXPECT_EQ(attr_of(xml, "testsuite ", "failures"), "1");
+  EXPECT_EQ(attr_of(xml, "failure", "message"), "resource: expected invalid, got valid");
+  EXPECT_EQ(count_of(xml, "name=\"prediction\""), 2u);
+  EXPECT_NE(xml.find("exclusion: invalid"), std::string::npos) << "the observed verdicts are shown\n" << xml;
+  auto v = validate(xml);
+  EXPECT_EQ(v.code, 0) << v.out << xml;
+}
+
 TEST(Junit, AnUndecidedRunIsAnErrorEvenWhenEveryCheckerIsValid) {
   json r = {{"valid", "unknown"},
             {"checkers", {{"exclusion", checker(true, 0, json::array(), "ok")}}},
             {"unknown_reasons", {"worker c2 died", "interrupted"}}};
-  const std::string xml = junit_xml({{"s", {{"r", "", r, ""}}}});
+  const std::string xml = junit_xml({{"s", {{"r", "", r, "", false, {}}}}});
   EXPECT_EQ(attr_of(xml, "testsuite ", "errors"), "1");
   EXPECT_EQ(attr_of(xml, "error", "message"), "worker c2 died; interrupted");
 }
@@ -74,7 +89,7 @@ TEST(Junit, AnUndecidedRunIsAnErrorEvenWhenEveryCheckerIsValid) {
 TEST(Junit, EscapesEverythingFromTheResults) {
   json r = mixed_results();
   r["checkers"]["exclusion"]["violations"][0]["message"] = "a <b> & \"c\" 'd' \x01 ]]>";
-  const std::string xml = junit_xml({{"suite <&>", {{"run \"1\"", "", r, ""}}}});
+  const std::string xml = junit_xml({{"suite <&>", {{"run \"1\"", "", r, "", false, {}}}}});
   EXPECT_NE(xml.find("message=\"a &lt;b&gt; &amp; &quot;c&quot; &#39;d&#39; \xEF\xBF\xBD ]]&gt;\""), std::string::npos) << xml;
   EXPECT_NE(xml.find("name=\"suite &lt;&amp;&gt;\""), std::string::npos);
   FC_REQUIRE_TOOL("xmllint", "libxml2-utils");
@@ -108,7 +123,7 @@ TEST(Junit, ValidatesAgainstTheJunitSchemaForEveryKindOfRun) {
 TEST(Junit, WriteJunitWritesTheDocument) {
   HistoryBuilder tmp;
   const fs::path file = fs::path(tmp.dir()) / "out.xml";
-  write_junit(file, {{"s", {{"r", "", mixed_results(), ""}}}});
+  write_junit(file, {{"s", {{"r", "", mixed_results(), "", false, {}}}}});
   EXPECT_EQ(slurp(file).rfind("<?xml version=\"1.0\" encoding=\"UTF-8\"?>", 0), 0u);
   EXPECT_THROW(write_junit(fs::path(tmp.dir()) / "no/such/dir/out.xml", {}), std::exception);
 }

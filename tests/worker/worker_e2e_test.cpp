@@ -132,6 +132,21 @@ TEST_F(ClientSide, AcquireReadWriteRelease) {
   EXPECT_TRUE(log[1]["accepted"].get<bool>());
 }
 
+// A grant left by a process the controller retired (its op ended info while it held the
+// lock) is given back before the worker's next acquire of that lock; else a 60 s lease —
+// or a ZooKeeper session, which never runs out — would keep the lock taken.
+TEST_F(ClientSide, AnAbandonedGrantIsGivenBackBeforeTheNextAcquire) {
+  start_resource("fenced");
+  WorkerHandle& w = start_worker("c1");
+  expect_completion(call(w, "acquire", "k", "null", 60s, kDeadline), OpType::kOk, R"({"token":1})");
+  // No release: the holding process is gone. The worker's next process acquires again.
+  expect_completion(call(w, "acquire", "k", "null", 60s, kDeadline), OpType::kOk, R"({"token":2})");
+  WorkerHandle& other = start_worker("c2");
+  Completion refused = call(other, "acquire", "k", "null", 60s, kDeadline);
+  EXPECT_EQ(refused.type, OpType::kFail) << "the new grant is held: " << refused.error;
+  expect_completion(call(w, "release", "k", R"({"token":2})", 0ms, kDeadline), OpType::kOk, R"({"token":2})");
+}
+
 TEST_F(ClientSide, StaleHolderWriteIsRefusedByTheFencedResource) {
   start_resource("fenced");
   WorkerHandle& a = start_worker("c1");
@@ -230,9 +245,9 @@ TEST_F(ClientSide, BadRequestsAreClearFailures) {
   Completion bad_token = call(w, "write", "k", R"({"token":"x","value":[]})", 0ms, kDeadline);
   EXPECT_EQ(bad_token.type, OpType::kFail);
   EXPECT_NE(bad_token.error.find("\"token\" must be an integer or null"), std::string::npos) << bad_token.error;
-  Completion cas = call(w, "cas", "k", R"({"expect":null,"value":1})", 0ms, kDeadline);
-  EXPECT_EQ(cas.type, OpType::kFail);
-  EXPECT_NE(cas.error.find("no compare-and-set"), std::string::npos) << cas.error;
+  Completion no_expect = call(w, "cas", "k", R"({"value":1})", 0ms, kDeadline);
+  EXPECT_EQ(no_expect.type, OpType::kFail);
+  EXPECT_TRUE(no_expect.not_sent);
   try {
     w.setup("no-such-backend", nlohmann::json::object(), resource_address(), "c1");
     FAIL() << "setup with an unknown backend must throw";
@@ -242,6 +257,21 @@ TEST_F(ClientSide, BadRequestsAreClearFailures) {
   }
   // The failed setup left the working session in place.
   EXPECT_EQ(call(w, "read", "k", "null", 0ms, kDeadline).type, OpType::kOk);
+}
+
+TEST_F(ClientSide, CasSetsOnlyFromTheExpectedValue) {
+  start_resource("unfenced");
+  WorkerHandle& w = start_worker("c1");
+  expect_completion(call(w, "cas", "k", R"({"expect":null,"value":1})", 0ms, kDeadline), OpType::kOk,
+                    R"({"expect":null,"value":1})");
+  Completion late = call(w, "cas", "k", R"({"expect":null,"value":2})", 0ms, kDeadline);
+  EXPECT_EQ(late.type, OpType::kFail) << "definitely not applied";
+  EXPECT_NE(late.error.find("value mismatch"), std::string::npos) << late.error;
+  expect_completion(call(w, "read", "k", "null", 0ms, kDeadline), OpType::kOk, "1");
+  auto log = resource_log();
+  ASSERT_EQ(log.size(), 3u);
+  EXPECT_EQ(log[0]["op"], "cas");
+  EXPECT_EQ(log[1]["accepted"], false);
 }
 
 TEST_F(ClientSide, InvokeBeforeSetupFails) {
