@@ -135,11 +135,14 @@ std::string scenario_ids() {
 
 ScenarioVerdict judge_scenario(const Scenario& s, const nlohmann::json& results) {
   ScenarioVerdict v;
-  const nlohmann::json checkers = results.value("checkers", nlohmann::json::object());
+  const nlohmann::json checkers =
+      results.is_object() ? results.value("checkers", nlohmann::json::object()) : nlohmann::json::object();
   bool all_expected_invalid_found = true, any_expected_valid_broken = false;
   for (const auto& [name, e] : s.expect) {
     if (e == Expect::kAny) continue;
-    const nlohmann::json got = checkers.contains(name) ? checkers[name].value("valid", nlohmann::json()) : nlohmann::json();
+    const nlohmann::json got = checkers.is_object() && checkers.contains(name) && checkers[name].is_object()
+                                   ? checkers[name].value("valid", nlohmann::json())
+                                   : nlohmann::json();
     const std::string observed = got.is_boolean() ? (got.get<bool>() ? "valid" : "invalid")
                                  : got.is_string() ? got.get<std::string>()
                                                    : "missing";
@@ -148,10 +151,11 @@ ScenarioVerdict judge_scenario(const Scenario& s, const nlohmann::json& results)
     if (e == Expect::kValid && observed == "invalid") any_expected_valid_broken = true;
     if (!ok) v.mismatches.push_back(name + ": expected " + std::string(to_string(e)) + ", got " + observed);
   }
-  const bool unknown = results.value("valid", nlohmann::json()) == "unknown";
+  const bool unknown = results.is_object() && results.value("valid", nlohmann::json()) == "unknown";
   if (unknown && s.safe()) {
     std::string why = "the run is unknown";
-    for (const auto& r : results.value("unknown_reasons", nlohmann::json::array())) {
+    const nlohmann::json reasons = results.value("unknown_reasons", nlohmann::json::array());
+    for (const auto& r : reasons) {
       if (r.is_string()) why += ": " + r.get<std::string>();
       break;
     }
