@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "backends/lock_server.h"
+#include "platform/errors.h"
 
 namespace fencecheck {
 
@@ -46,6 +47,15 @@ class DaemonServer : public LockServer {
   virtual bool ready(Runtime& runtime, const std::string& node) = 0;
 
   Runtime& runtime() const;
+  // What configure() remembered for node in `per_node`; HarnessError naming the backend
+  // when the node was never configured.
+  template <class T>
+  static const T& configured(const std::map<std::string, T>& per_node, const std::string& node,
+                             const char* backend) {
+    auto it = per_node.find(node);
+    if (it == per_node.end()) throw HarnessError(std::string(backend) + ": node " + node + " is not configured");
+    return it->second;
+  }
   // start() in two halves, for backends whose start must not wait for one node alone:
   // launch() spawns the node's daemon (no-op when it runs already); await_ready() waits
   // until it answers, throwing HarnessError like start().

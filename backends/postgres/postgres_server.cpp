@@ -123,9 +123,7 @@ PostgresServer::PostgresServer(PostgresServerOptions options)
     : DaemonServer({"n1"}, options.ready_timeout), options_(std::move(options)), as_root_(::geteuid() == 0) {}
 
 const PostgresServer::Endpoint& PostgresServer::endpoint(const std::string& node) const {
-  auto it = endpoints_.find(node);
-  if (it == endpoints_.end()) throw HarnessError("postgres: node " + node + " is not configured");
-  return it->second;
+  return configured(endpoints_, node, "postgres");
 }
 
 Process* PostgresServer::leader(const std::string& node) {

@@ -17,6 +17,15 @@
 
 namespace fencecheck {
 
+// The release of every redis lock (RDOC's script): KEYS[1] the lock, ARGV[1] the owner's
+// value; deletes the key only while it still holds that value. Returns 1 or 0.
+inline constexpr const char* kCompareAndDeleteScript = R"lua(
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('DEL', KEYS[1])
+end
+return 0
+)lua";
+
 struct RedisReplyDeleter {
   void operator()(redisReply* r) const { freeReplyObject(r); }
 };

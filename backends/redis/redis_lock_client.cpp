@@ -14,14 +14,6 @@ end
 return false
 )lua";
 
-// KEYS[1] lock; ARGV[1] owner.
-constexpr const char* kReleaseScript = R"lua(
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  return redis.call('DEL', KEYS[1])
-end
-return 0
-)lua";
-
 LockResult fail(std::string error) { return {Outcome::kFail, std::nullopt, std::move(error), false}; }
 LockResult unknown(std::string error) {
   return {Outcome::kUnknown, std::nullopt, std::move(error), false};
@@ -112,7 +104,7 @@ LockResult RedisLockClient::acquire(const std::string& key, std::chrono::millise
 }
 
 LockResult RedisLockClient::release(const Grant& g) {
-  RedisCommandResult r = conn_.command({"EVAL", kReleaseScript, "1", g.key, g.owner});
+  RedisCommandResult r = conn_.command({"EVAL", kCompareAndDeleteScript, "1", g.key, g.owner});
   if (auto outcome = transport_outcome(r)) return *outcome;
   if (r.reply->type == REDIS_REPLY_INTEGER && r.reply->integer == 1) {
     return {Outcome::kOk, std::nullopt, "", false};

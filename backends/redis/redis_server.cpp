@@ -52,9 +52,7 @@ RedisServer::RedisServer(RedisServerOptions options, std::vector<std::string> no
     : DaemonServer(std::move(nodes), options.ready_timeout), options_(options) {}
 
 const RedisServer::Endpoint& RedisServer::endpoint(const std::string& node) const {
-  auto it = endpoints_.find(node);
-  if (it == endpoints_.end()) throw HarnessError("redis: node " + node + " is not configured");
-  return it->second;
+  return configured(endpoints_, node, "redis");
 }
 
 void RedisServer::configure(Runtime& runtime, const std::string& node,

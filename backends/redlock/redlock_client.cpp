@@ -16,14 +16,6 @@ using std::chrono::milliseconds;
 using Clock = RedisFanout::Clock;
 using Status = RedisCommandResult::Status;
 
-// RDOC's release script: delete the key only while it still holds our value.
-constexpr const char* kUnlockScript = R"lua(
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  return redis.call('DEL', KEYS[1])
-end
-return 0
-)lua";
-
 // The automatic per-instance timeout is max(50 ms, ttl/200). It only bounds how long a
 // dead or paused master can hold up one attempt (all are asked at once, so one timeout per
 // attempt); safety never rests on it, since validity is measured after the replies. RDOC
@@ -188,7 +180,7 @@ milliseconds RedlockClient::timeout_for(milliseconds ttl) const {
 
 std::vector<RedisCommandResult> RedlockClient::run_unlock(const std::string& key, const std::string& value,
                                                           milliseconds timeout) {
-  auto results = fanout_.send_all({"EVAL", kUnlockScript, "1", key, value}, Clock::now() + timeout);
+  auto results = fanout_.send_all({"EVAL", kCompareAndDeleteScript, "1", key, value}, Clock::now() + timeout);
   fanout_.drop_unanswered();
   return results;
 }

@@ -104,9 +104,7 @@ ZooKeeperServer::ZooKeeperServer(ZooKeeperServerOptions options, std::vector<std
     : DaemonServer(std::move(nodes), options.ready_timeout), options_(options) {}
 
 const ZooKeeperServer::Member& ZooKeeperServer::member(const std::string& node) const {
-  auto it = members_.find(node);
-  if (it == members_.end()) throw HarnessError("zookeeper: node " + node + " is not configured");
-  return it->second;
+  return configured(members_, node, "zookeeper");
 }
 
 void ZooKeeperServer::configure(Runtime& runtime, const std::string& node,
