@@ -26,11 +26,11 @@
 #include "nemesis/clock/node_clocks.h"
 #include "nemesis/schedule.h"
 #include "platform/atomic_file.h"
+#include "platform/run_state.h"
+#include "platform/stop_signals.h"
 #include "report/junit.h"
 #include "report/run_index.h"
 #include "report/run_report.h"
-#include "platform/run_state.h"
-#include "platform/stop_signals.h"
 #include "workloads/workload.h"
 
 namespace fencecheck {
@@ -102,9 +102,8 @@ class Runner {
   SteadyTime time_;
   std::unique_ptr<RuntimeNet> net_;
   std::unique_ptr<ServerProcesses> server_processes_;
-  std::unique_ptr<Clocks> clocks_;
-  NodeClocks* node_clocks_ = nullptr;     // clocks_, when the offset library is there
-  std::unique_ptr<Clocks> server_clocks_;  // what the nemesis shifts servers' clocks through
+  std::unique_ptr<NodeClocks> node_clocks_;  // the offset files; null without the library
+  std::unique_ptr<Clocks> clocks_;           // what the nemesis shifts servers' clocks through
   std::unique_ptr<HistoryFaultLog> fault_log_;
   std::unique_ptr<NemesisContext> nemesis_ctx_;
   std::unique_ptr<NemesisSchedule> schedule_;
@@ -197,12 +196,8 @@ void Runner::start_nodes() {
   if (auto library = NodeClocks::find_library(exe_)) {
     std::vector<std::string> shifted = server_->nodes();
     shifted.insert(shifted.end(), clients_.begin(), clients_.end());
-    auto clocks = std::make_unique<NodeClocks>(*library, control_dir_ / "clock", shifted);
-    runtime_->set_spec_decorator([c = clocks.get()](ProcessSpec& spec) { c->decorate(spec); });
-    node_clocks_ = clocks.get();
-    clocks_ = std::move(clocks);
-  } else {
-    clocks_ = std::make_unique<FixedClocks>();
+    node_clocks_ = std::make_unique<NodeClocks>(*library, control_dir_ / "clock", shifted);
+    runtime_->set_spec_decorator([c = node_clocks_.get()](ProcessSpec& spec) { c->decorate(spec); });
   }
   server_->setup(*runtime_, dir_ / "nodes");
 }
@@ -229,10 +224,13 @@ void Runner::run_clients() {
   net_ = std::make_unique<RuntimeNet>(*runtime_);
   server_processes_ = std::make_unique<ServerProcesses>(*server_);
   fault_log_ = std::make_unique<HistoryFaultLog>(*history_);
-  if (node_clocks_ != nullptr) server_clocks_ = std::make_unique<ServerClocks>(*node_clocks_, *server_);
-  Clocks& clocks = server_clocks_ ? *server_clocks_ : *clocks_;
+  if (node_clocks_) {
+    clocks_ = std::make_unique<ServerClocks>(*node_clocks_, *server_);
+  } else {
+    clocks_ = std::make_unique<FixedClocks>();
+  }
   nemesis_ctx_ = std::make_unique<NemesisContext>(
-      NemesisContext{*net_, *server_processes_, *workers_, clocks, *fault_log_, time_});
+      NemesisContext{*net_, *server_processes_, *workers_, *clocks_, *fault_log_, time_});
   FaultOptions fault_options{milliseconds(c_.pause_ms), milliseconds(c_.restart_ms),
                              milliseconds(c_.clock_max_ms), milliseconds(c_.clock_min_ms), c_.nemesis_targets};
   // A replay's test phase lasts at least until its last recorded line (the stored run's
@@ -331,14 +329,13 @@ void Runner::teardown() noexcept {
   }
   schedule_.reset();
   nemesis_ctx_.reset();
-  server_clocks_.reset();  // refers to server_
+  clocks_.reset();  // refers to server_
   health_.reset();
   workers_.reset();
   server_.reset();
   if (runtime_) runtime_->destroy();  // every process stopped, every namespace removed
   runtime_.reset();
-  node_clocks_ = nullptr;
-  clocks_.reset();
+  node_clocks_.reset();
   if (!control_dir_.empty()) {
     std::error_code ec;
     fs::remove_all(control_dir_, ec);
