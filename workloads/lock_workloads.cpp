@@ -1,10 +1,14 @@
 // `lock`: acquire a random lock, hold it for a random time, release.
 // `lock-append`: acquire lock i; read resource key i; hold; write the list read plus one
 // element unique in the run, with the grant's token; release. This is the article's
-// client: if it is paused between acquire and write, its write carries a stale token.
+// client: if it is paused between acquire and write, its write carries a stale token. Key
+// i rotates through generations so that its list stays bounded (see LockAppendWorkload).
 // `cas`: no lock at all: read resource key i, then compare-and-set it from the value read
 // to a value unique in the run — the version check the resource makes itself, the
 // alternative to a lock the article's discussion names. Safe under every fault.
+#include <algorithm>
+#include <atomic>
+#include <stdexcept>
 #include <string_view>
 
 #include "platform/named_registry.h"
@@ -48,10 +52,50 @@ class LockWorkload : public Workload {
   WorkloadOptions o_;
 };
 
+// lock-append keeps each key's list bounded, so that a run's history and resource log grow
+// linearly with its length (each write carries the whole list: unbounded, a 300 s default
+// run wrote 130 MB of history with lines of 19 kB). Lock i protects the generations
+// k<i>, k<i>.1, k<i>.2 … of its key (Jepsen's independent keys, made one after another): a
+// client that reads a full generation (appends_per_key elements) reads the next one, and
+// writes only to the first it finds not full, so a write holds at most appends_per_key
+// elements. Each client remembers the generation it last found open, per lock; it only
+// moves forward, so the choice depends on nothing but what the client read.
+//
+// Rotation never hides a lost update: a stale writer that read generation g while it held
+// fewer than appends_per_key elements writes g back, and nobody moves past g until writes
+// made after that read filled it — exactly the writes the stale one overwrites, which the
+// final read of g (every generation used is read finally) shows missing.
+//
+// Fencing still holds on every generation, as it did on one key: tokens rise per lock,
+// every generation of key i is only touched under lock i, with the holder's token on the
+// read and on the write, and under the fence a list only grows (a read raises the key's
+// fence to the reader's token, so no other grant's write lands between it and the write).
+// Say a holder with token T read generation g while g was not full, then was paused. A
+// later holder either reads g itself (it remembers g or an earlier, full generation and
+// walks up to g), which raises g's fence above T, or has moved past g: it read g full,
+// so writes accepted after T's read filled g, with tokens >= T and, one write per grant,
+// above T. Either way, once a later holder has touched any generation of key i, g refuses
+// the stale write — the guarantee one fenced key gives.
+//
+// The bound, kAppendsPerKey = 100: elements are the run's counter (at most 6 digits in an
+// hour's run), so the longest history or resource line stays under ~1 kB however long the
+// run, against 19 kB after 300 s unbounded. At the default test's 10–20 appends a second a
+// generation lives 5–10 s, longer than the 1.5–3 s pauses of the Kleppmann scenarios, so
+// most stale writes land on the key others still use (detection does not need it, see
+// above); five clients on one lock, a client misses ~4 appends between its holds, so ~1
+// hold in 20 reads one extra, full generation. A much smaller bound would multiply those extra reads and the
+// keys (each one more final read and one more lane in the report); a larger one, the bytes.
 class LockAppendWorkload : public Workload {
  public:
-  explicit LockAppendWorkload(const WorkloadOptions& o) : o_(o) {}
+  explicit LockAppendWorkload(const WorkloadOptions& o)
+      : o_(o), highest_generation_(static_cast<std::size_t>(std::max(o.keys, 0))) {
+    if (o.appends_per_key < 1) {
+      throw std::invalid_argument("lock-append: appends per key must be at least 1, not " +
+                                  std::to_string(o.appends_per_key));
+    }
+  }
   void run_client(ClientSession& s) const override {
+    std::vector<int> generation(highest_generation_.size(), 0);  // per lock: the last found open
     while (s.running()) {
       int i = random_key(s, o_.keys);
       OpResult got = s.invoke(OpFn::kAcquire, lock_name(i), nullptr);
@@ -60,31 +104,52 @@ class LockAppendWorkload : public Workload {
         continue;
       }
       nlohmann::json token = got.value.value("token", nlohmann::json());
-      if (!append_once(s, i, token)) continue;  // an info: the grant is abandoned
+      if (!append_once(s, i, generation[i], token)) continue;  // an info: the grant is abandoned
       s.invoke(OpFn::kRelease, lock_name(i), {{"token", token}});
     }
   }
   std::vector<std::string> final_read_keys() const override {
     std::vector<std::string> keys;
-    for (int i = 0; i < o_.keys; ++i) keys.push_back(resource_key(i));
+    for (int i = 0; i < o_.keys; ++i) {
+      int highest = highest_generation_[i].load();
+      for (int g = 0; g <= highest; ++g) keys.push_back(resource_key(i, g));
+    }
     return keys;
   }
 
  private:
-  // Read, hold, write. False when an op ended in `info` (the process was retired).
-  bool append_once(ClientSession& s, int i, const nlohmann::json& token) const {
+  // Read (moving past full generations), hold, write. False when an op ended in `info`
+  // (the process was retired).
+  bool append_once(ClientSession& s, int i, int& generation, const nlohmann::json& token) const {
     std::optional<std::int64_t> fence;
     if (token.is_number_integer()) fence = token.get<std::int64_t>();
-    OpResult read = s.invoke(OpFn::kRead, resource_key(i), nullptr, fence);
-    if (read.type == OpType::kInfo) return false;
-    if (read.type != OpType::kOk) return true;
-    nlohmann::json list = read.value.is_array() ? read.value : nlohmann::json::array();
+    nlohmann::json list;
+    for (;;) {
+      note_used(i, generation);  // before the read, so a write to it is always read finally
+      OpResult read = s.invoke(OpFn::kRead, resource_key(i, generation), nullptr, fence);
+      if (read.type == OpType::kInfo) return false;
+      if (read.type != OpType::kOk) return true;
+      list = read.value.is_array() ? read.value : nlohmann::json::array();
+      if (list.size() < static_cast<std::size_t>(o_.appends_per_key)) break;
+      ++generation;
+      if (!s.running()) return true;  // the test is ending: release, do not walk on
+    }
     s.sleep(random_upto(s, o_.hold));
     list.push_back(s.unique_element());
-    OpResult wrote = s.invoke(OpFn::kWrite, resource_key(i), {{"token", token}, {"value", list}});
+    OpResult wrote =
+        s.invoke(OpFn::kWrite, resource_key(i, generation), {{"token", token}, {"value", list}});
     return wrote.type != OpType::kInfo;
   }
+  void note_used(int i, int generation) const {
+    std::atomic<int>& highest = highest_generation_[i];
+    int seen = highest.load();
+    while (seen < generation && !highest.compare_exchange_weak(seen, generation)) {
+    }
+  }
+
   WorkloadOptions o_;
+  // Per lock, the highest generation any client has used: what the final reads cover.
+  mutable std::vector<std::atomic<int>> highest_generation_;
 };
 
 class CasWorkload : public Workload {
@@ -117,7 +182,10 @@ class CasWorkload : public Workload {
 }  // namespace
 
 std::string lock_name(int i) { return "l" + std::to_string(i); }
-std::string resource_key(int i) { return "k" + std::to_string(i); }
+std::string resource_key(int i, int generation) {
+  std::string key = "k" + std::to_string(i);
+  return generation == 0 ? key : key + "." + std::to_string(generation);
+}
 
 const std::vector<WorkloadInfo>& workload_registry() {
   static const std::vector<WorkloadInfo> registry = {

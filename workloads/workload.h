@@ -3,7 +3,12 @@
 // workers, history lines or process numbers: the session records every invoke and
 // completion, and after an `info` the session continues under a new process number.
 //
-// Workload objects are immutable once made and shared by every client thread.
+// One Workload object serves a whole run: run_client runs on every client thread at once,
+// and final_read_keys may be called from any thread at any time (the runner calls it once
+// every run_client returned). What a client does depends only on its session's rng and on
+// what its ops return, never on other clients' threads; the one thing a workload shares
+// between them is the record of the resource keys used so far (lock-append's generations),
+// kept with atomics. Neither call blocks except inside the session's own ops and sleeps.
 #pragma once
 
 #include <chrono>
@@ -42,9 +47,16 @@ class ClientSession {
   virtual std::uint64_t unique_element() = 0;              // unique in the whole run
 };
 
+// lock-append's default bound on the elements one resource key holds (the reasons are in
+// workloads/lock_workloads.cpp, where the rotation is).
+inline constexpr int kAppendsPerKey = 100;
+
 struct WorkloadOptions {
   int keys = 1;
   std::chrono::milliseconds hold{100};
+  // lock-append: a key holding this many elements is full; below 1, make() throws
+  // std::invalid_argument.
+  int appends_per_key = kAppendsPerKey;
 };
 
 class Workload {
@@ -52,7 +64,8 @@ class Workload {
   virtual ~Workload() = default;
   // One client's loop; returns once session.running() is false.
   virtual void run_client(ClientSession& session) const = 0;
-  // Resource keys read once more after the run (and the heal); empty for none.
+  // Resource keys read once more after the run (and the heal); empty for none. Every key a
+  // client used before the call is listed, so that a late write to any of them is judged.
   virtual std::vector<std::string> final_read_keys() const = 0;
 };
 
@@ -68,8 +81,9 @@ const std::vector<WorkloadInfo>& workload_registry();
 const WorkloadInfo* find_workload(std::string_view name);  // nullptr when unknown
 std::string workload_names();
 
-// Lock i protects resource key i: "l0" ↔ "k0".
+// Lock i protects resource key i: "l0" ↔ "k0". lock-append rotates the key: lock i protects
+// generation 0 "k<i>", then "k<i>.1", "k<i>.2" … (generation g >= 1 is "k<i>.<g>").
 std::string lock_name(int i);
-std::string resource_key(int i);
+std::string resource_key(int i, int generation = 0);
 
 }  // namespace fencecheck
