@@ -149,7 +149,10 @@ ScenarioVerdict judge_scenario(const Scenario& s, const nlohmann::json& results)
     const bool ok = e == Expect::kInvalid ? observed == "invalid" : observed == "valid" || observed == "skipped";
     if (e == Expect::kInvalid && observed != "invalid") all_expected_invalid_found = false;
     if (e == Expect::kValid && observed == "invalid") any_expected_valid_broken = true;
-    if (!ok) v.mismatches.push_back(name + ": expected " + std::string(to_string(e)) + ", got " + observed);
+    if (!ok) {
+      v.mismatches.push_back(name + ": expected " + std::string(to_string(e)) + ", got " + observed);
+      v.broken.push_back(name);
+    }
   }
   const bool unknown = results.is_object() && results.value("valid", nlohmann::json()) == "unknown";
   if (unknown && s.safe()) {

@@ -41,6 +41,9 @@ struct ScenarioVerdict {
   bool false_alarm = false;  // safe: some checker is invalid
   bool undecided = false;    // the run is unknown (bench problem, budget) and not invalid
   std::vector<std::string> mismatches;  // "exclusion: expected invalid, got valid"
+  // broken[i] is the checker of mismatches[i] ("exclusion"); a last mismatch saying the run
+  // is unknown has none. What names the checker that broke a prediction in the suite's output.
+  std::vector<std::string> broken;
 };
 // results: a results.json document. A checker's "skipped" counts as valid (DESIGN.md).
 ScenarioVerdict judge_scenario(const Scenario& s, const nlohmann::json& results);

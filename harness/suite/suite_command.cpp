@@ -50,8 +50,11 @@ int run_and_report(const std::vector<SuiteCase>& cases, const SuiteArgs& a, cons
   SuiteResult result = run_suite(cases, o);
   write_suite_report(result, kind, o.dir);
   if (!a.junit.empty()) write_suite_junit(result, a.junit);
-  std::cout << "\n" << suite_markdown(result, kind, o.dir) << "\nwrote " << (o.dir / "suite.md").string() << ", "
-            << (o.dir / "suite.html").string() << "\n";
+  // The table ends with the runs not as predicted and the summary line naming the one that
+  // decided the exit code, so that the last lines of a CI log say which run to open.
+  std::cout << "\nwrote " << (o.dir / "suite.md").string() << ", " << (o.dir / "suite.html").string() << ", "
+            << (o.dir / "suite.json").string() << "\n\n"
+            << suite_markdown(result, kind, o.dir) << std::flush;
   return suite_exit_code(result);
 }
 
