@@ -19,7 +19,7 @@ namespace fencecheck {
 
 class HistoryReader : public EventSource {
  public:
-  explicit HistoryReader(const std::string& path);  // throws InputError if unreadable
+  explicit HistoryReader(const std::string& path);  // InputError: unreadable or not a regular file
   ~HistoryReader() override;
   bool next(Event& out) override;
   const std::vector<std::string>& warnings() const override;
@@ -31,7 +31,7 @@ class HistoryReader : public EventSource {
 
 class ResourceLogReader {
  public:
-  explicit ResourceLogReader(const std::string& path);  // throws InputError if unreadable
+  explicit ResourceLogReader(const std::string& path);  // InputError: unreadable or not a regular file
   ~ResourceLogReader();
   bool next(ResourceEntry& out);
   const std::vector<std::string>& warnings() const;

@@ -6,24 +6,17 @@
 
 namespace fencecheck::jsonl {
 
-LineReader::LineReader(const std::string& path) : path_(path) {
-  file_ = std::fopen(path.c_str(), "rb");
-  if (file_ == nullptr) {
-    throw InputError(path, 0, "", std::string("cannot open: ") + std::strerror(errno));
-  }
+LineReader::LineReader(const std::string& path) : path_(path), file_(open_input_file(path)) {
   static constexpr std::size_t kBuffer = 1 << 20;
-  std::setvbuf(file_, nullptr, _IOFBF, kBuffer);
+  std::setvbuf(file_.get(), nullptr, _IOFBF, kBuffer);
 }
 
-LineReader::~LineReader() {
-  if (file_ != nullptr) std::fclose(file_);
-  std::free(buf_);
-}
+LineReader::~LineReader() { std::free(buf_); }
 
 bool LineReader::next(std::string_view& line) {
-  ssize_t n = ::getline(&buf_, &cap_, file_);
+  ssize_t n = ::getline(&buf_, &cap_, file_.get());
   if (n < 0) {
-    if (std::ferror(file_)) {
+    if (std::ferror(file_.get())) {
       throw InputError(path_, line_number_ + 1, "", std::string("read error: ") + std::strerror(errno));
     }
     return false;

@@ -13,10 +13,12 @@
 #include <simdjson.h>
 
 #include "checkers/event_source.h"
+#include "checkers/input_file.h"
 
 namespace fencecheck::jsonl {
 
-// Reads a file line by line with one reused buffer. Throws InputError if it cannot be opened.
+// Reads a file line by line with one reused buffer. Throws InputError if it cannot be opened
+// or is not a regular file (input_file.h).
 class LineReader {
  public:
   explicit LineReader(const std::string& path);
@@ -33,7 +35,7 @@ class LineReader {
 
  private:
   std::string path_;
-  std::FILE* file_ = nullptr;
+  InputFile file_;
   char* buf_ = nullptr;
   std::size_t cap_ = 0;
   std::size_t line_number_ = 0;

@@ -7,8 +7,11 @@
 //  tokens    — a token granted twice, or lower than one granted and completed before the
 //              acquire was invoked. Skipped when no ok acquire carries a token.
 //  resource  — the resource accepted a stale token; for lock-append keys, an ok write's
-//              element missing from the final read (lost update) or a failed write's
-//              element present in it. Skipped with neither a resource log nor such keys.
+//              element missing from the final read although the write completed before
+//              that read was invoked (lost update), or a failed write's element present
+//              in it. Unknown (unless a violation was found) when a key has a missing
+//              write the final read cannot judge or no ok read at all: a run cut short.
+//              Skipped with neither a resource log nor such keys.
 #pragma once
 
 #include <memory>

@@ -1,13 +1,11 @@
 #include "checkers/edn/edn_history_reader.h"
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
 #include <optional>
 
 #include "checkers/canonical_json.h"
 #include "checkers/edn/edn.h"
 #include "checkers/history_validator.h"
+#include "checkers/input_file.h"
 
 namespace fencecheck {
 
@@ -180,15 +178,7 @@ struct EdnHistoryReader::Impl {
   }
 };
 
-namespace {
-std::unique_ptr<std::istream> open_file(const std::string& path) {
-  auto f = std::make_unique<std::ifstream>(path, std::ios::binary);
-  if (!*f) throw InputError(path, 0, "", std::string("cannot open: ") + std::strerror(errno));
-  return f;
-}
-}  // namespace
-
-EdnHistoryReader::EdnHistoryReader(const std::string& path) : EdnHistoryReader(open_file(path), path) {}
+EdnHistoryReader::EdnHistoryReader(const std::string& path) : EdnHistoryReader(open_input_stream(path), path) {}
 
 EdnHistoryReader::EdnHistoryReader(std::unique_ptr<std::istream> in, const std::string& name)
     : impl_(std::make_unique<Impl>(std::move(in), name)) {}

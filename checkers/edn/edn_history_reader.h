@@ -33,7 +33,7 @@ inline constexpr const char* kEdnDefaultKey = "jepsen";
 
 class EdnHistoryReader : public EventSource {
  public:
-  explicit EdnHistoryReader(const std::string& path);  // throws InputError if unreadable
+  explicit EdnHistoryReader(const std::string& path);  // InputError: unreadable or not a regular file
   // Reads from `in`; `name` names it in errors.
   EdnHistoryReader(std::unique_ptr<std::istream> in, const std::string& name);
   ~EdnHistoryReader() override;

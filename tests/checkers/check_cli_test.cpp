@@ -1,5 +1,6 @@
 // Runs the real `fencecheck` binary: exit codes and output of `fencecheck check`.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -13,6 +14,10 @@ namespace {
 
 CommandResult fencecheck(const std::string& args) {
   return run_command(std::string(FENCECHECK_BIN) + " " + args);
+}
+
+CommandResult fencecheck_within_20s(const std::string& args) {
+  return run_command("timeout -s KILL 20 " + std::string(FENCECHECK_BIN) + " " + args);
 }
 
 const std::string kExample = std::string(FENCECHECK_SOURCE_DIR) + "/tests/data/example-run";
@@ -126,6 +131,52 @@ TEST(CheckCli, BadEdnNamesLineAndColumn) {
   EXPECT_EQ(r.code, 3);
   EXPECT_NE(r.out.find("history.edn:2:"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("column"), std::string::npos) << r.out;
+}
+
+TEST(CheckCli, ACutShortRunIsUndecidedNotALostUpdate) {
+  HistoryBuilder h;  // a run killed just after a writer's read and write: no final read
+  json list = json::array();
+  for (std::int64_t i = 0; i < 3; ++i) lock_append_round(h, i + 1, i + 1, list, i * 10.0, i < 2);
+  h.history_path();
+  h.resource_path();
+  std::ofstream(h.dir() + "/config.json") << "{}";
+  auto r = fencecheck("check " + h.dir());
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("resource      unknown  the lost-update rule of k0 is undecided: the ok write of 30 by "
+                       "process 3 (c3) (index 21) completed at 0.025 s, not before the last ok read of k0 was "
+                       "invoked (index 19 by process 3 (c3), invoked at 0.022 s)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("undecided: the run did not finish"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("verdict: unknown"), std::string::npos) << r.out;
+}
+
+// A FIFO as the history, the EDN history, a run's history.jsonl or resource.jsonl, or
+// --resource-log: refused at once (opening it would wait for a writer). `timeout` keeps a
+// regression from hanging the test: it would end with 137, not 3.
+TEST(CheckCli, AFifoIsRefusedAtOnceWithExit3) {
+  auto refused = [](const std::string& args, const std::string& fifo) {
+    auto r = fencecheck_within_20s(args);
+    EXPECT_EQ(r.code, 3) << args << "\n" << r.out;
+    EXPECT_NE(r.out.find(fifo + ":0: not a regular file but a FIFO (named pipe)"), std::string::npos)
+        << args << "\n" << r.out;
+  };
+  HistoryBuilder fifos;
+  const std::string fifo = fifos.dir() + "/pipe";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  refused("check " + fifo, fifo);
+  refused("check --format edn " + fifo, fifo);
+
+  HistoryBuilder run;  // a run directory whose history is a FIFO
+  ASSERT_EQ(::mkfifo((run.dir() + "/history.jsonl").c_str(), 0600), 0);
+  refused("check " + run.dir(), run.dir() + "/history.jsonl");
+
+  HistoryBuilder log;  // a run directory whose resource log is a FIFO, and --resource-log
+  log.acquire(1, "l0", 0, 1, 1);
+  log.history_path();
+  ASSERT_EQ(::mkfifo((log.dir() + "/resource.jsonl").c_str(), 0600), 0);
+  refused("check " + log.dir(), log.dir() + "/resource.jsonl");
+  refused("check " + log.history_path() + " --resource-log " + fifo, fifo);
 }
 
 TEST(CheckCli, HelpAndVersion) {

@@ -124,4 +124,18 @@ class HistoryBuilder {
   std::uint64_t seq_ = 0;
 };
 
+// One round of the lock-append workload as a real run records it, from t_ms on, 1 ms
+// apart: acquire l0 (`token`), read k0 (→ `list`), write back `list` plus the element
+// token × 10, release; with the resource's own read and write entries. `list` becomes the
+// list written. release = false ends the round after its write, as a run killed there does.
+inline void lock_append_round(HistoryBuilder& h, std::int64_t p, std::int64_t token, json& list, double t_ms,
+                              bool release = true) {
+  const std::string client = "c" + std::to_string(p % 100);
+  h.acquire(p, "l0", t_ms, t_ms + 1, token).read(p, "k0", list, t_ms + 2, t_ms + 3);
+  h.resource("k0", "read", token, true, list, client);
+  list.push_back(token * 10);
+  h.write(p, "k0", list, "ok", t_ms + 4, t_ms + 5, token).resource("k0", "write", token, true, list, client);
+  if (release) h.release(p, "l0", t_ms + 6, t_ms + 7, token);
+}
+
 }  // namespace fencecheck::testing
