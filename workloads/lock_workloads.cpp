@@ -78,13 +78,14 @@ class LockWorkload : public Workload {
 // the stale write — the guarantee one fenced key gives.
 //
 // The bound, kAppendsPerKey = 100: elements are the run's counter (at most 6 digits in an
-// hour's run), so the longest history or resource line stays under ~1 kB however long the
-// run, against 19 kB after 300 s unbounded. At the default test's 10–20 appends a second a
-// generation lives 5–10 s, longer than the 1.5–3 s pauses of the Kleppmann scenarios, so
-// most stale writes land on the key others still use (detection does not need it, see
-// above); five clients on one lock, a client misses ~4 appends between its holds, so ~1
-// hold in 20 reads one extra, full generation. A much smaller bound would multiply those extra reads and the
-// keys (each one more final read and one more lane in the report); a larger one, the bytes.
+// hour's run), so the longest history or resource line stays near 500 bytes however long
+// the run, against 19 kB after 300 s unbounded. The default test makes ~14 appends a second
+// (422 in 30 s), so a generation lives ~7 s, longer than the 1.5–3 s pauses of the
+// Kleppmann scenarios: most stale writes land on the key the others still use (detection
+// does not need it, see above). Five clients on one lock, a client misses ~4 appends
+// between its holds, so ~1 hold in 20 reads one extra, full generation. A much smaller
+// bound multiplies those extra reads and the keys (each one more final read, one more lane
+// in the report); a larger one, the bytes of every list-carrying line.
 class LockAppendWorkload : public Workload {
  public:
   explicit LockAppendWorkload(const WorkloadOptions& o)
