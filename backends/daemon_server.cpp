@@ -22,10 +22,11 @@ void DaemonServer::setup(Runtime& runtime, const std::filesystem::path& nodes_di
     configure(runtime, node, dir);
   }
   for (const auto& node : nodes_) launch(node);
-  for (const auto& node : nodes_) await_ready(node);
+  for (const auto& node : nodes_) require_ready(node);
 }
 
-Process* DaemonServer::current(const std::string& node) {
+Process* DaemonServer::current(const std::string& node) const {
+  std::lock_guard lock(mu_);
   auto it = running_.find(node);
   return it == running_.end() ? nullptr : it->second;
 }
@@ -33,34 +34,53 @@ Process* DaemonServer::current(const std::string& node) {
 void DaemonServer::start(const std::string& node) {
   if (current(node) != nullptr) return;
   launch(node);
-  await_ready(node);
+  require_ready(node);
 }
 
 void DaemonServer::launch(const std::string& node) {
-  if (current(node) == nullptr) running_[node] = &runtime().spawn(daemon(node));
+  std::lock_guard lock(mu_);  // spawn returns once the child has exec'd: bounded
+  if (!running_.contains(node)) running_[node] = &runtime().spawn(daemon(node));
 }
 
-void DaemonServer::await_ready(const std::string& node) {
+Readiness DaemonServer::await_ready(const std::string& node, const CancelCheck& give_up) {
+  Process* p = current(node);
+  if (p == nullptr) throw HarnessError("server on " + node + " awaited before it was launched");
+  Runtime& rt = runtime();
+  return rt.await_ready(*p, [&] { return ready(rt, node); }, ready_timeout_, give_up);
+}
+
+void DaemonServer::require_ready(const std::string& node) {
   Process* p = current(node);
   if (p == nullptr) throw HarnessError("server on " + node + " awaited before it was launched");
   Runtime& rt = runtime();
   rt.wait_ready(*p, [&] { return ready(rt, node); }, ready_timeout_);
 }
 
+// Forgets the node's process; returns it (nullptr when it was not running).
+Process* DaemonServer::take(const std::string& node) {
+  std::lock_guard lock(mu_);
+  auto it = running_.find(node);
+  if (it == running_.end()) return nullptr;
+  Process* p = it->second;
+  running_.erase(it);
+  return p;
+}
+
 void DaemonServer::stop(const std::string& node) {
-  if (Process* p = current(node)) p->stop(milliseconds(2000));
-  running_.erase(node);
+  if (Process* p = take(node)) p->stop(milliseconds(2000));
 }
 
 void DaemonServer::kill(const std::string& node) {
-  Process* p = current(node);
-  if (p == nullptr) return;
-  p->crash();
-  running_.erase(node);
+  if (Process* p = take(node)) p->crash();
 }
 
 void DaemonServer::pause(const std::string& node) {
-  if (Process* p = current(node)) p->pause();
+  Process* p = current(node);
+  if (p != nullptr && !p->pause()) {
+    p->resume();  // not reported as paused, so nothing else would ever resume it
+    throw HarnessError("server on " + node + " did not stop within 2 s of SIGSTOP (a thread in "
+                       "uninterruptible sleep?): the pause cannot be reported as in force");
+  }
 }
 
 void DaemonServer::resume(const std::string& node) {
@@ -79,8 +99,12 @@ std::vector<std::filesystem::path> DaemonServer::log_files(const std::string& no
 }
 
 void DaemonServer::teardown() noexcept {
-  for (auto& [node, p] : running_) p->stop(milliseconds(2000));
-  running_.clear();
+  std::map<std::string, Process*> all;
+  {
+    std::lock_guard lock(mu_);
+    all.swap(running_);
+  }
+  for (auto& [node, p] : all) p->stop(milliseconds(2000));
 }
 
 }  // namespace fencecheck

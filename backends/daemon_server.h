@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <map>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,8 @@ class DaemonServer : public LockServer {
   void setup(Runtime& runtime, const std::filesystem::path& nodes_dir) override;
   const std::vector<std::string>& nodes() const override { return nodes_; }
   void start(const std::string& node) override;
+  void launch(const std::string& node) override;
+  Readiness await_ready(const std::string& node, const CancelCheck& give_up) override;
   void stop(const std::string& node) override;
   void kill(const std::string& node) override;
   void pause(const std::string& node) override;
@@ -56,17 +59,17 @@ class DaemonServer : public LockServer {
     if (it == per_node.end()) throw HarnessError(std::string(backend) + ": node " + node + " is not configured");
     return it->second;
   }
-  // start() in two halves, for backends whose start must not wait for one node alone:
-  // launch() spawns the node's daemon (no-op when it runs already); await_ready() waits
-  // until it answers, throwing HarnessError like start().
-  void launch(const std::string& node);
-  void await_ready(const std::string& node);
+  // await_ready() that must end kReady: throws HarnessError (timeout) or Interrupted
+  // (the runtime's interrupt check) otherwise, quoting the log tail.
+  void require_ready(const std::string& node);
 
  private:
-  Process* current(const std::string& node);  // nullptr when stopped
+  Process* current(const std::string& node) const;  // nullptr when stopped
+  Process* take(const std::string& node);           // forgets it; nullptr when stopped
   std::vector<std::string> nodes_;
   std::chrono::milliseconds ready_timeout_;
   Runtime* runtime_ = nullptr;
+  mutable std::mutex mu_;  // running_; never held while waiting for a server
   std::map<std::string, Process*> running_;
 };
 

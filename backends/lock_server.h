@@ -10,8 +10,11 @@
 // exit is announced to the Process first, so the controller never takes it for a failure
 // of the bench. The Processes belong to the Runtime, which must outlive this object.
 //
-// Thread-safe between nodes is not promised: the controller calls one method at a time
-// (the runner during setup/teardown, the nemesis thread in between).
+// Thread-safety: setup() and teardown() are called alone; in between, the fault families
+// call start/launch/await_ready/stop/kill/pause/resume from their own threads, and an
+// implementation must keep its own state consistent under that (DaemonServer does).
+// Blocking: kill, pause and stop wait a bounded time (about 1, 2 and 2 s at most);
+// await_ready and start up to the readiness timeout; leader() one probe per node.
 #pragma once
 
 #include <filesystem>
@@ -34,7 +37,19 @@ class LockServer {
   // What every LockClient of this backend needs to reach the servers (after setup()).
   virtual nlohmann::json client_config() const = 0;
 
-  virtual void start(const std::string& node) = 0;  // no-op when it runs already
+  // Starts the node again (no-op when it runs already) and waits until it answers; throws
+  // HarnessError when it does not within the backend's readiness timeout. For setup and
+  // tests; a fault uses the two halves below, so that it can start several nodes before it
+  // waits for any and stop waiting when the run ends.
+  virtual void start(const std::string& node) = 0;
+  // Spawns the node's server unless it runs already; returns once it has exec'd. Throws
+  // HarnessError when it cannot be started at all (a missing program, a bad config).
+  virtual void launch(const std::string& node) = 0;
+  // Waits until the launched node answers its protocol: blocks up to the backend's
+  // readiness timeout, and gives up at once when give_up returns true (Runtime::await_ready).
+  // kTimedOut is not an error: a quorum system cannot answer while faults withhold its
+  // quorum. Throws HarnessError when the server exits first or was never launched.
+  virtual Readiness await_ready(const std::string& node, const CancelCheck& give_up) = 0;
   virtual void stop(const std::string& node) = 0;   // graceful (SIGTERM, then SIGKILL)
   virtual void kill(const std::string& node) = 0;   // crash: SIGKILL, waits until gone
   virtual void pause(const std::string& node) = 0;  // SIGSTOP, waits until stopped

@@ -120,6 +120,12 @@ void ClockNemesis::tick() {
   strobe_->next_flip = now + strobe_->period;
 }
 
+std::optional<TimeSource::Instant> ClockNemesis::due() const {
+  std::lock_guard lock(mu_);
+  if (!strobe_) return std::nullopt;
+  return std::min(strobe_->next_flip, strobe_->until);
+}
+
 bool ClockNemesis::active() const {
   std::lock_guard lock(mu_);
   return shifted_;

@@ -9,7 +9,8 @@
 //                 least 10 ms, the schedule's tick), duration U[0,32) s; then resets
 //   clock-reset   every server's offset back to 0 at once
 // Records "clock-bump" / "clock-strobe" with each node's offset, and "clock-reset".
-// Thread-safe.
+// Thread-safe; its actions never block (a store into the offset page), so describe_active
+// may share the family's lock.
 #pragma once
 
 #include <map>
@@ -26,6 +27,7 @@ class ClockNemesis : public Nemesis {
   void start(const std::string& fault, std::mt19937_64& rng) override;
   void replay(const std::string& f, const nlohmann::json& value) override;
   void tick() override;
+  std::optional<TimeSource::Instant> due() const override;
   bool active() const override;
   std::vector<std::string> describe_active() const override;
   void heal() override;

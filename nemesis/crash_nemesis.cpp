@@ -9,87 +9,132 @@ namespace fencecheck {
 
 using std::chrono::milliseconds;
 
+namespace {
+
+std::string joined(const std::string& head, const std::vector<std::string>& nodes) {
+  std::string s = head;
+  for (const auto& n : nodes) s += " " + n;
+  return s;
+}
+
+}  // namespace
+
 NodeProcesses& CrashNemesis::role_of(const std::string& fault) {
-  return fault == "kill-client" ? ctx_.clients : ctx_.servers;
+  if (fault == "kill-client") return ctx_.clients;
+  if (fault == "kill-server" || fault == "restart-server") return ctx_.servers;
+  throw std::invalid_argument("the crash family has no fault \"" + fault + "\"");
 }
 
 void CrashNemesis::start(const std::string& fault, std::mt19937_64& rng) {
-  std::lock_guard lock(mu_);
   if (down_) return;
   if (fault == "kill-server") {
     static const char* kSpecs[] = {"one", "minority", "majority", "all"};
     const std::string spec = options_.targets.empty() ? kSpecs[rng() % 4] : options_.targets;
-    kill_locked(fault, ctx_.servers, pick_targets(ctx_.servers.nodes(), spec, rng), options_.restart);
+    kill(fault, ctx_.servers, pick_targets(ctx_.servers.nodes(), spec, rng), options_.restart);
   } else if (fault == "kill-client") {
-    kill_locked(fault, ctx_.clients, pick_targets(ctx_.clients.nodes(), "one", rng), options_.restart);
+    kill(fault, ctx_.clients, pick_targets(ctx_.clients.nodes(), "one", rng), options_.restart);
   } else if (fault == "restart-server") {
-    std::vector<std::string> node = pick_targets(ctx_.servers.nodes(), "one", rng);
-    for (const auto& n : node) {
-      ctx_.servers.stop(n);
-      ctx_.servers.start(n);
-    }
-    ctx_.log.record("restart", {{"fault", fault}, {"targets", node}});
+    restart_server(fault, pick_targets(ctx_.servers.nodes(), "one", rng));
   } else {
     throw std::invalid_argument("CrashNemesis cannot start fault \"" + fault + "\"");
   }
 }
 
-void CrashNemesis::kill_locked(const std::string& fault, NodeProcesses& role,
-                               const std::vector<std::string>& nodes, milliseconds restart) {
+void CrashNemesis::kill(const std::string& fault, NodeProcesses& role, const std::vector<std::string>& nodes,
+                        milliseconds restart) {
   if (nodes.empty()) return;
-  for (const auto& n : nodes) role.kill(n);
-  ctx_.log.record("kill", {{"fault", fault}, {"targets", nodes}, {"restart_ms", restart.count()}});
-  down_ = Down{fault, nodes, &role, ctx_.time.now() + restart};
-  if (restart.count() == 0) start_locked();
+  std::vector<std::string> killed;
+  auto record = [&] {
+    nlohmann::json value = {{"fault", fault}, {"targets", killed}, {"restart_ms", restart.count()}};
+    if (killed.empty()) value["not_applied"] = joined("already down:", nodes);
+    ctx_.log.record("kill", value);
+    if (killed.empty()) return;
+    down_ = Down{fault, killed, &role, ctx_.time.now() + restart};
+    status_.show({joined(fault, killed)});
+  };
+  try {
+    for (const auto& n : nodes) {
+      if (role.kill(n)) killed.push_back(n);
+    }
+  } catch (...) {
+    if (!killed.empty()) record();  // what did die is down, on the record, and healed later
+    throw;
+  }
+  record();
+  if (down_ && restart.count() == 0) bring_back(true);
 }
 
-void CrashNemesis::start_locked() {
+void CrashNemesis::restart_server(const std::string& fault, const std::vector<std::string>& nodes) {
+  std::vector<std::string> stopped;
+  for (const auto& n : nodes) {
+    if (ctx_.servers.stop(n)) stopped.push_back(n);
+  }
+  nlohmann::json value = {{"fault", fault}, {"targets", nodes}};
+  if (stopped.empty()) {
+    value["not_applied"] = joined("already down:", nodes);
+    ctx_.log.record("restart", value);
+    return;
+  }
+  for (const auto& n : stopped) ctx_.servers.launch(n);
+  ctx_.log.record("restart", value);
+  await_all(ctx_.servers, fault, stopped);
+}
+
+void CrashNemesis::await_all(NodeProcesses& role, const std::string& fault, const std::vector<std::string>& nodes) {
+  status_.show({joined(fault, nodes) + " (starting)"});
+  const auto began = ctx_.time.now();
+  std::vector<std::string> ready, not_ready;
+  for (const auto& n : nodes) {
+    (role.await_ready(n, ctx_.ending) == Readiness::kReady ? ready : not_ready).push_back(n);
+  }
+  nlohmann::json value = {{"fault", fault}, {"targets", ready}};
+  if (!not_ready.empty()) value["not_ready"] = not_ready;
+  value["waited_ms"] = std::chrono::duration_cast<milliseconds>(ctx_.time.now() - began).count();
+  ctx_.log.record("ready", value);
+  status_.clear();
+}
+
+void CrashNemesis::bring_back(bool wait) {
   if (!down_) return;
-  for (const auto& n : down_->nodes) down_->role->start(n);
-  ctx_.log.record("start", {{"fault", down_->fault}, {"targets", down_->nodes}});
+  const Down d = *down_;
   down_.reset();
+  try {
+    for (const auto& n : d.nodes) d.role->launch(n);  // all first: a quorum forms only then
+  } catch (...) {
+    status_.clear();
+    throw;
+  }
+  ctx_.log.record("start", {{"fault", d.fault}, {"targets", d.nodes}}, d.until);
+  if (wait && !ctx_.ending()) {
+    await_all(*d.role, d.fault, d.nodes);
+  } else {
+    status_.clear();
+  }
 }
 
 void CrashNemesis::replay(const std::string& f, const nlohmann::json& value) {
   const std::string fault = value.at("fault").get<std::string>();
-  std::lock_guard lock(mu_);
+  NodeProcesses& role = role_of(fault);
   if (f == "kill") {
-    start_locked();
-    kill_locked(fault, role_of(fault), value.at("targets").get<std::vector<std::string>>(),
-                milliseconds(value.at("restart_ms").get<std::int64_t>()));
+    bring_back(true);
+    kill(fault, role, value.at("targets").get<std::vector<std::string>>(),
+         milliseconds(value.at("restart_ms").get<std::int64_t>()));
   } else if (f == "restart") {
-    for (const auto& n : value.at("targets")) {
-      ctx_.servers.stop(n.get<std::string>());
-      ctx_.servers.start(n.get<std::string>());
-    }
-    ctx_.log.record("restart", value);
-  } else if (f != "start") {  // a kill's start follows by itself
+    restart_server(fault, value.at("targets").get<std::vector<std::string>>());
+  } else if (f != "start" && f != "ready") {  // a kill's start and ready follow by themselves
     throw std::invalid_argument("the crash family cannot replay \"" + f + "\"");
   }
 }
 
 void CrashNemesis::tick() {
-  std::lock_guard lock(mu_);
-  if (down_ && ctx_.time.now() >= down_->until) start_locked();
+  if (down_ && ctx_.time.now() >= down_->until) bring_back(true);
 }
 
-bool CrashNemesis::active() const {
-  std::lock_guard lock(mu_);
-  return down_.has_value();
+std::optional<TimeSource::Instant> CrashNemesis::due() const {
+  return down_ ? std::optional(down_->until) : std::nullopt;
 }
 
-std::vector<std::string> CrashNemesis::describe_active() const {
-  std::lock_guard lock(mu_);
-  if (!down_) return {};
-  std::string s = down_->fault;
-  for (const auto& n : down_->nodes) s += " " + n;
-  return {s};
-}
-
-void CrashNemesis::heal() {
-  std::lock_guard lock(mu_);
-  start_locked();
-}
+void CrashNemesis::heal() { bring_back(false); }
 
 std::unique_ptr<Nemesis> make_crash_nemesis(NemesisContext& ctx, const FaultOptions& options) {
   return std::make_unique<CrashNemesis>(ctx, options);

@@ -8,13 +8,25 @@
 //   kill-client     SIGKILL a random client's worker (its op in flight ends info, the
 //                   client goes on under a new process number) and start a new worker
 //                   after FaultOptions::restart
-// Records "kill" with the targets and the restart delay, "start" when they are back, and
-// "restart". Self-timed. Thread-safe.
+// Records "kill" with the nodes actually killed and the restart delay, "start" when they
+// are launched again (on time: its planned instant is the kill's end), "restart" when a
+// stopped server is launched again, and then "ready" once the family stopped waiting for
+// them: every target is launched before it waits for any, and a node that does not answer
+// within its readiness timeout (a quorum withheld by other faults of the run) or before
+// the run ends is listed in "ready"'s "not_ready" — the system's behaviour, not the
+// bench's failure. Only a process that cannot be started, or exits before it answers, is
+// a HarnessError. A kill whose targets are all down already is recorded with
+// "not_applied". Self-timed.
+//
+// Threads (nemesis.h): start/replay/tick/heal come from the family's one thread, so the
+// family's state needs no lock; describe_active reads a FaultStatus and never waits for a
+// restart in progress. A restart blocks that thread (and only it) for up to the backend's
+// readiness timeout, and gives up as soon as NemesisContext::ending says the run ends.
 #pragma once
 
-#include <mutex>
 #include <optional>
 
+#include "nemesis/fault_status.h"
 #include "nemesis/nemesis.h"
 
 namespace fencecheck {
@@ -25,8 +37,9 @@ class CrashNemesis : public Nemesis {
   void start(const std::string& fault, std::mt19937_64& rng) override;
   void replay(const std::string& f, const nlohmann::json& value) override;
   void tick() override;
-  bool active() const override;
-  std::vector<std::string> describe_active() const override;
+  std::optional<TimeSource::Instant> due() const override;
+  bool active() const override { return status_.any(); }
+  std::vector<std::string> describe_active() const override { return status_.shown(); }
   void heal() override;
 
  private:
@@ -36,15 +49,20 @@ class CrashNemesis : public Nemesis {
     NodeProcesses* role;
     TimeSource::Instant until;
   };
-  void kill_locked(const std::string& fault, NodeProcesses& role, const std::vector<std::string>& nodes,
-                   std::chrono::milliseconds restart);
-  void start_locked();
+  void kill(const std::string& fault, NodeProcesses& role, const std::vector<std::string>& nodes,
+            std::chrono::milliseconds restart);
+  void restart_server(const std::string& fault, const std::vector<std::string>& nodes);
+  // Launches down_'s nodes again and records "start"; then waits for them (await_all)
+  // unless told not to (the final heal) or the run is ending.
+  void bring_back(bool wait);
+  // Waits for each node to answer and records "ready" with the ones that did not.
+  void await_all(NodeProcesses& role, const std::string& fault, const std::vector<std::string>& nodes);
   NodeProcesses& role_of(const std::string& fault);
 
   NemesisContext& ctx_;
   FaultOptions options_;
-  mutable std::mutex mu_;
   std::optional<Down> down_;
+  FaultStatus status_;
 };
 
 std::unique_ptr<Nemesis> make_crash_nemesis(NemesisContext& ctx, const FaultOptions& options);

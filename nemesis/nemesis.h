@@ -6,11 +6,20 @@
 // runner implements: the network (Net), the processes of the server and client nodes
 // (NodeProcesses), the nodes' wall clocks (Clocks), the nemesis lines of the history
 // (FaultLog) and the time (TimeSource, a ManualTime in unit tests). Every start and end of
-// a fault is recorded in the FaultLog with its exact targets. Capabilities throw
-// HarnessError when they cannot act; the schedule then stops and the run reports it.
+// a fault is recorded in the FaultLog with its exact targets; an action whose target is not
+// there (a pause of a server that is down) is recorded with "not_applied" saying why, never
+// as done. Capabilities throw HarnessError when they cannot act; the schedule then stops
+// and the run reports it.
 //
-// Implementations are thread-safe: the schedule thread calls start/tick/heal while client
-// threads call on_acquired.
+// Blocking: every capability method below says how long it may block. None of them may
+// wait for the system under test without a bound, and a wait for a server to be ready
+// polls a CancelCheck so that the final heal, Ctrl-C and the time limit end it at once.
+//
+// Threads: the schedule runs each family on its own thread, so one family's slow action (a
+// restart waiting for a quorum) never delays another's. start/replay/tick/heal of one
+// Nemesis (and due) are called by one thread at a time; on_acquired comes from client
+// threads, and describe_active/active from any thread at any time: those two never wait
+// for a fault action in progress.
 #pragma once
 
 #include <chrono>
@@ -29,7 +38,8 @@
 
 namespace fencecheck {
 
-// Cuts and heals links between nodes (the netns runtime only).
+// Cuts and heals links between nodes (the netns runtime only). cut and heal change every
+// node's firewall: bounded, about 20 ms per node under netns.
 class Net {
  public:
   virtual ~Net() = default;
@@ -38,21 +48,32 @@ class Net {
   virtual void heal() = 0;
 };
 
-// The processes of one role's nodes: the backend's servers, or the client workers.
+// The processes of one role's nodes: the backend's servers, or the client workers. The
+// bool results say whether there was anything to act on: false when nothing runs on the
+// node (it is down), and then nothing was done.
 class NodeProcesses {
  public:
   virtual ~NodeProcesses() = default;
   virtual std::vector<std::string> nodes() const = 0;
-  virtual void pause(const std::string& node) = 0;   // SIGSTOP; returns once stopped
-  virtual void resume(const std::string& node) = 0;  // SIGCONT
-  virtual void kill(const std::string& node) = 0;    // SIGKILL; an expected exit
-  virtual void stop(const std::string& node) = 0;    // graceful (SIGTERM); expected
-  virtual void start(const std::string& node) = 0;   // after kill or stop: start it again
+  virtual bool pause(const std::string& node) = 0;   // SIGSTOP; returns once stopped (≤ 2 s)
+  virtual void resume(const std::string& node) = 0;  // SIGCONT; never blocks
+  virtual bool kill(const std::string& node) = 0;    // SIGKILL, an expected exit (≤ 1 s)
+  virtual bool stop(const std::string& node) = 0;    // graceful, expected (≤ 2 s grace)
+  // After kill or stop: starts the node's process again; returns once it has exec'd
+  // (no-op when it runs). Throws HarnessError when it cannot be started at all.
+  virtual void launch(const std::string& node) = 0;
+  // Waits until the launched node answers, up to the role's readiness timeout (the
+  // backend's for servers, 10 s for a worker), giving up as soon as give_up returns true.
+  // Throws HarnessError when the process exits first.
+  virtual Readiness await_ready(const std::string& node, const CancelCheck& give_up) = 0;
   // Servers only: the node the backend says leads now; nullopt when it has no leader.
+  // Blocks for one short probe per node (≤ 0.5 s each).
   virtual std::optional<std::string> leader() const { return std::nullopt; }
 };
 
 // The wall clock (CLOCK_REALTIME) each node's processes see, as an offset from the host's.
+// set_offset is a store into a shared page (plus, for servers, a look at /proc): never
+// blocks.
 class Clocks {
  public:
   virtual ~Clocks() = default;
@@ -61,11 +82,16 @@ class Clocks {
   virtual std::chrono::milliseconds offset(const std::string& node) const = 0;
 };
 
-// The nemesis lines of the history: type info, process "nemesis".
+// The nemesis lines of the history: type info, process "nemesis". Appends a line; never
+// waits for anything but the history file.
 class FaultLog {
  public:
   virtual ~FaultLog() = default;
-  virtual void record(const std::string& f, const nlohmann::json& value) = 0;
+  // planned: the instant the schedule meant this to happen, when it had one (the history
+  // then shows how late it came); nullopt for actions a lock event triggered.
+  virtual void record(const std::string& f, const nlohmann::json& value,
+                      std::optional<TimeSource::Instant> planned) = 0;
+  void record(const std::string& f, const nlohmann::json& value) { record(f, value, std::nullopt); }
 };
 
 struct NemesisContext {
@@ -75,6 +101,8 @@ struct NemesisContext {
   Clocks& clocks;
   FaultLog& log;
   const TimeSource& time;
+  // True once the run is ending (final heal, Ctrl-C, time limit): waits give up.
+  CancelCheck ending = [] { return false; };
 };
 
 // Fault parameters chosen on the command line; each family reads its own.
@@ -105,6 +133,9 @@ class Nemesis {
   virtual void on_acquired(const std::string& client_node) { (void)client_node; }
   // Ends faults whose time is up (reads the context's TimeSource).
   virtual void tick() = 0;
+  // When tick() will next have something to do (a self-timed fault's end); nullopt when
+  // nothing is due. The schedule records it as the planned instant of what tick() does.
+  virtual std::optional<TimeSource::Instant> due() const { return std::nullopt; }
   // True while a fault is armed or in force.
   virtual bool active() const = 0;
   // Human descriptions of what is in force now, e.g. "pause-holder c3".

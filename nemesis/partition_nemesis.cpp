@@ -17,7 +17,9 @@ void PartitionNemesis::start(const std::string& fault, std::mt19937_64& rng) {
   if (fault_ || holder_armed_) return;
   if (fault == "partition-holder") {
     holder_armed_ = options_.pause;
+    armed_ = true;
     ctx_.log.record("arm", {{"fault", fault}, {"ms", options_.pause.count()}});
+    show_locked();
     return;
   }
   Grudge g;
@@ -40,10 +42,12 @@ void PartitionNemesis::start(const std::string& fault, std::mt19937_64& rng) {
 }
 
 void PartitionNemesis::on_acquired(const std::string& client_node) {
+  if (!armed_) return;  // the common case, without waiting for a cut in progress
   std::lock_guard lock(mu_);
   if (!holder_armed_ || fault_) return;
   std::chrono::milliseconds ms = *holder_armed_;
   holder_armed_.reset();
+  armed_ = false;
   std::vector<std::string> with = ctx_.servers.nodes();
   with.push_back(client_node);
   cut_locked("partition-holder", isolate(client_node, with), ctx_.time.now() + ms);
@@ -53,7 +57,11 @@ void PartitionNemesis::replay(const std::string& f, const nlohmann::json& value)
   const std::string fault = value.at("fault").get<std::string>();
   std::lock_guard lock(mu_);
   if (f == "arm") {
-    if (!fault_) holder_armed_ = std::chrono::milliseconds(value.at("ms").get<std::int64_t>());
+    if (!fault_) {
+      holder_armed_ = std::chrono::milliseconds(value.at("ms").get<std::int64_t>());
+      armed_ = true;
+      show_locked();
+    }
   } else if (f == "partition" && fault != "partition-holder") {
     cut_locked(fault, grudge_from_json(value.at("grudge")), std::nullopt);
   } else if (f == "heal") {
@@ -74,6 +82,7 @@ void PartitionNemesis::cut_locked(const std::string& fault, const Grudge& g,
   std::size_t cut = 0;
   for (const auto& [node, drops] : g) cut += !drops.empty();
   what_ = fault + " (" + std::to_string(cut) + " nodes cut off)";
+  show_locked();
 }
 
 void PartitionNemesis::heal_locked() {
@@ -82,6 +91,17 @@ void PartitionNemesis::heal_locked() {
   ctx_.log.record("heal", {{"fault", *fault_}});
   fault_.reset();
   until_.reset();
+  show_locked();
+}
+
+void PartitionNemesis::show_locked() {
+  if (fault_) {
+    status_.show({what_});
+  } else if (holder_armed_) {
+    status_.show({"partition-holder (armed)"});
+  } else {
+    status_.clear();
+  }
 }
 
 void PartitionNemesis::tick() {
@@ -89,22 +109,17 @@ void PartitionNemesis::tick() {
   if (until_ && ctx_.time.now() >= *until_) heal_locked();
 }
 
-bool PartitionNemesis::active() const {
+std::optional<TimeSource::Instant> PartitionNemesis::due() const {
   std::lock_guard lock(mu_);
-  return fault_.has_value() || holder_armed_.has_value();
-}
-
-std::vector<std::string> PartitionNemesis::describe_active() const {
-  std::lock_guard lock(mu_);
-  if (fault_) return {what_};
-  if (holder_armed_) return {"partition-holder (armed)"};
-  return {};
+  return until_;
 }
 
 void PartitionNemesis::heal() {
   std::lock_guard lock(mu_);
   holder_armed_.reset();
+  armed_ = false;
   heal_locked();
+  show_locked();
 }
 
 std::unique_ptr<Nemesis> make_partition_nemesis(NemesisContext& ctx, const FaultOptions& options) {

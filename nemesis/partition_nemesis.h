@@ -10,12 +10,16 @@
 //                              every server (not from the resource) for --pause-ms: the
 //                              network-delay form of the article's pause
 // Records "partition" with the grudge, then "heal". Open-ended except partition-holder.
-// Thread-safe.
+// Thread-safe as nemesis.h says: the family's lock is held across an iptables change,
+// describe_active never waits for it.
 #pragma once
+
+#include <atomic>
 
 #include <mutex>
 #include <optional>
 
+#include "nemesis/fault_status.h"
 #include "nemesis/nemesis.h"
 
 namespace fencecheck {
@@ -27,8 +31,9 @@ class PartitionNemesis : public Nemesis {
   void replay(const std::string& f, const nlohmann::json& value) override;
   void on_acquired(const std::string& client_node) override;
   void tick() override;
-  bool active() const override;
-  std::vector<std::string> describe_active() const override;
+  std::optional<TimeSource::Instant> due() const override;
+  bool active() const override { return status_.any(); }
+  std::vector<std::string> describe_active() const override { return status_.shown(); }
   void heal() override;
 
  private:
@@ -36,14 +41,17 @@ class PartitionNemesis : public Nemesis {
   void cut_locked(const std::string& fault, const Grudge& g,
                   std::optional<TimeSource::Instant> until);
   void heal_locked();
+  void show_locked();
 
   NemesisContext& ctx_;
   FaultOptions options_;
-  mutable std::mutex mu_;
+  mutable std::mutex mu_;                                  // the family's action lock
+  std::atomic<bool> armed_{false};  // holder_armed_ is set: read without the lock
   std::optional<std::chrono::milliseconds> holder_armed_;  // the cut's length once armed
   std::optional<std::string> fault_;                      // in force
   std::optional<TimeSource::Instant> until_;              // partition-holder's end
   std::string what_;                                      // for describe_active
+  FaultStatus status_;
 };
 
 std::unique_ptr<Nemesis> make_partition_nemesis(NemesisContext& ctx, const FaultOptions& options);

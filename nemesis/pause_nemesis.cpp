@@ -26,6 +26,9 @@ void PauseNemesis::replay(const std::string& f, const nlohmann::json& value) {
   if (f == "arm" && fault == "pause-holder") {
     if (!paused_) arm_locked(std::chrono::milliseconds(value.at("ms").get<std::int64_t>()));
   } else if (f == "pause" && fault != "pause-holder") {
+    if (fault != "pause-client" && fault != "pause-server") {
+      throw std::invalid_argument("the pause family has no fault \"" + fault + "\"");
+    }
     if (paused_) resume_locked();
     NodeProcesses& role = fault == "pause-client" ? ctx_.clients : ctx_.servers;
     pause_locked(fault, role, value.at("targets").at(0).get<std::string>(),
@@ -40,9 +43,11 @@ void PauseNemesis::arm_locked(std::chrono::milliseconds ms) {
   holder_armed_ = true;
   armed_ms_ = ms;
   ctx_.log.record("arm", {{"fault", "pause-holder"}, {"ms", ms.count()}});
+  show_locked();
 }
 
 void PauseNemesis::on_acquired(const std::string& client_node) {
+  if (!holder_armed_) return;  // the common case, without waiting for a pause in progress
   std::lock_guard lock(mu_);
   if (!holder_armed_ || paused_) return;
   holder_armed_ = false;
@@ -54,35 +59,47 @@ void PauseNemesis::tick() {
   if (paused_ && ctx_.time.now() >= paused_->until) resume_locked();
 }
 
-bool PauseNemesis::active() const {
+std::optional<TimeSource::Instant> PauseNemesis::due() const {
   std::lock_guard lock(mu_);
-  return holder_armed_ || paused_.has_value();
-}
-
-std::vector<std::string> PauseNemesis::describe_active() const {
-  std::lock_guard lock(mu_);
-  if (paused_) return {paused_->fault + " " + paused_->node};
-  if (holder_armed_) return {"pause-holder (armed)"};
-  return {};
+  return paused_ ? std::optional(paused_->until) : std::nullopt;
 }
 
 void PauseNemesis::heal() {
   std::lock_guard lock(mu_);
   holder_armed_ = false;
   if (paused_) resume_locked();
+  show_locked();
 }
 
 void PauseNemesis::pause_locked(const std::string& fault, NodeProcesses& role,
                                 const std::string& node, std::chrono::milliseconds ms) {
-  role.pause(node);
-  ctx_.log.record("pause", {{"fault", fault}, {"targets", {node}}, {"ms", ms.count()}});
+  nlohmann::json value = {{"fault", fault}, {"targets", {node}}, {"ms", ms.count()}};
+  if (!role.pause(node)) {
+    value["not_applied"] = node + " is down";
+    ctx_.log.record("pause", value);
+    show_locked();
+    return;
+  }
+  ctx_.log.record("pause", value);
   paused_ = Paused{fault, node, &role, ctx_.time.now() + ms};
+  show_locked();
 }
 
 void PauseNemesis::resume_locked() {
   paused_->role->resume(paused_->node);
   ctx_.log.record("resume", {{"fault", paused_->fault}, {"targets", {paused_->node}}});
   paused_.reset();
+  show_locked();
+}
+
+void PauseNemesis::show_locked() {
+  if (paused_) {
+    status_.show({paused_->fault + " " + paused_->node});
+  } else if (holder_armed_) {
+    status_.show({"pause-holder (armed)"});
+  } else {
+    status_.clear();
+  }
 }
 
 std::unique_ptr<Nemesis> make_pause_nemesis(NemesisContext& ctx, const FaultOptions& options) {

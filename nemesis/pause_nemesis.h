@@ -4,12 +4,16 @@
 //                 paused right then, before it can use the lock (the article's scenario)
 //   pause-client  a random client node
 //   pause-server  a random server node
-// One pause at a time. Thread-safe.
+// One pause at a time. A pause whose node is down (killed by the crash family) is recorded
+// with "not_applied" and nothing is resumed for it. Thread-safe as nemesis.h says: the
+// family's lock is held across a pause (≤ 2 s), describe_active never waits for it.
 #pragma once
 
+#include <atomic>
 #include <mutex>
 #include <optional>
 
+#include "nemesis/fault_status.h"
 #include "nemesis/nemesis.h"
 
 namespace fencecheck {
@@ -23,8 +27,9 @@ class PauseNemesis : public Nemesis {
   void replay(const std::string& f, const nlohmann::json& value) override;
   void on_acquired(const std::string& client_node) override;
   void tick() override;
-  bool active() const override;
-  std::vector<std::string> describe_active() const override;
+  std::optional<TimeSource::Instant> due() const override;
+  bool active() const override { return status_.any(); }
+  std::vector<std::string> describe_active() const override { return status_.shown(); }
   void heal() override;
 
  private:
@@ -38,13 +43,15 @@ class PauseNemesis : public Nemesis {
                     std::chrono::milliseconds ms);
   void arm_locked(std::chrono::milliseconds ms);
   void resume_locked();
+  void show_locked();
 
   NemesisContext& ctx_;
   FaultOptions options_;
-  mutable std::mutex mu_;
-  bool holder_armed_ = false;
+  mutable std::mutex mu_;  // the family's action lock
+  std::atomic<bool> holder_armed_{false};  // read without the lock by on_acquired
   std::chrono::milliseconds armed_ms_{0};
   std::optional<Paused> paused_;
+  FaultStatus status_;
 };
 
 // The registry's factory for the family.

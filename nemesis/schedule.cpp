@@ -4,19 +4,53 @@
 
 namespace fencecheck {
 
+// The FaultLog a family's nemesis sees: the run's, plus the instant the schedule planned
+// for what the family's own thread is doing now. Lines recorded by other threads (a
+// lock-aware fault fired by a client's acquire) have no plan.
+class NemesisSchedule::FamilyLog final : public FaultLog {
+ public:
+  explicit FamilyLog(FaultLog& run_log) : run_log_(run_log) {}
+  void record(const std::string& f, const nlohmann::json& value,
+              std::optional<TimeSource::Instant> planned) override {
+    if (!planned) {
+      std::lock_guard lock(mu_);
+      if (planner_ == std::this_thread::get_id()) planned = planned_;
+    }
+    run_log_.record(f, value, planned);
+  }
+  // Until the next plan() of this thread, lines it records were planned for `at`.
+  void plan(std::optional<TimeSource::Instant> at) {
+    std::lock_guard lock(mu_);
+    planner_ = std::this_thread::get_id();
+    planned_ = at;
+  }
+
+ private:
+  FaultLog& run_log_;
+  std::mutex mu_;
+  std::thread::id planner_;
+  std::optional<TimeSource::Instant> planned_;
+};
+
 NemesisSchedule::NemesisSchedule(std::vector<std::string> faults, NemesisContext& ctx,
                                  const FaultOptions& options, std::uint64_t seed)
     : ctx_(ctx) {
   std::uint64_t n = 0;
   for (const auto& name : faults) {
-    const FaultInfo* f = find_fault(name);
-    if (f == nullptr) throw std::invalid_argument("unknown fault \"" + name + "\"");
-    Family& family = families_[f->family];
-    if (!family.nemesis) {
-      family.nemesis = f->make(ctx_, options);
-      family.rng.seed(seed + 0x9e3779b97f4a7c15ULL * ++n);
+    const FaultInfo* info = find_fault(name);
+    if (info == nullptr) throw std::invalid_argument("unknown fault \"" + name + "\"");
+    std::unique_ptr<Family>& family = families_[info->family];
+    if (!family) {
+      family = std::make_unique<Family>();
+      family->name = info->family;
+      family->log = std::make_unique<FamilyLog>(ctx_.log);
+      family->ctx = std::make_unique<NemesisContext>(NemesisContext{
+          ctx_.net, ctx_.servers, ctx_.clients, ctx_.clocks, *family->log, ctx_.time,
+          [this] { return ending_.load(); }});
+      family->nemesis = info->make(*family->ctx, options);
+      family->rng.seed(seed + 0x9e3779b97f4a7c15ULL * ++n);
     }
-    family.faults.push_back(name);
+    family->faults.push_back(name);
   }
 }
 
@@ -25,14 +59,17 @@ NemesisSchedule::NemesisSchedule(std::vector<std::string> faults, std::chrono::m
     : NemesisSchedule(std::move(faults), ctx, options, seed) {
   interval_ = interval;
   TimeSource::Instant now = ctx_.time.now();
-  for (auto& [name, f] : families_) f.due = now + window(f);
+  for (auto& [name, f] : families_) f->due = now + window(*f);
 }
 
 NemesisSchedule::NemesisSchedule(std::vector<std::string> faults, std::vector<ReplayLine> lines,
                                  NemesisContext& ctx, const FaultOptions& options)
     : NemesisSchedule(std::move(faults), ctx, options, 0) {
-  for (const auto& line : lines) family_of_fault(line.value.at("fault").get<std::string>());
-  replay_ = std::move(lines);
+  for (auto& line : lines) {
+    Family& f = family_of_fault(line.value.at("fault").get<std::string>());
+    f.replay.push_back(std::move(line));
+  }
+  replaying_ = true;
   replay_base_ = ctx_.time.now();
 }
 
@@ -49,12 +86,13 @@ NemesisSchedule::Family& NemesisSchedule::family_of_fault(const std::string& fau
   if (it == families_.end()) {
     throw std::invalid_argument("fault \"" + fault + "\" is not among this run's faults");
   }
-  return it->second;
+  return *it->second;
 }
 
 void NemesisSchedule::start() {
-  if (families_.empty() || thread_.joinable()) return;
-  thread_ = std::thread([this] { loop(); });
+  for (auto& [name, f] : families_) {
+    if (!f->thread.joinable()) f->thread = std::thread([this, fam = f.get()] { loop(*fam); });
+  }
 }
 
 void NemesisSchedule::stop() {
@@ -62,28 +100,29 @@ void NemesisSchedule::stop() {
     std::lock_guard lock(mu_);
     stopping_ = true;
   }
+  ending_ = true;
   cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
+  for (auto& [name, f] : families_) {
+    if (f->thread.joinable()) f->thread.join();
+  }
   heal_now();
 }
 
 void NemesisSchedule::heal_now() {
-  std::lock_guard polling(poll_mu_);
+  ending_ = true;  // first: a restart waiting for readiness gives up and frees its family
   {
     std::lock_guard lock(mu_);
     healed_ = true;
   }
-  heal_all();
-}
-
-void NemesisSchedule::heal_all() {
   for (auto& [name, f] : families_) {
+    std::lock_guard stepping(f->step_mu);
     try {
-      f.nemesis->heal();
-      f.in_force = false;
+      f->log->plan(std::nullopt);
+      f->nemesis->heal();
+      f->in_force = false;
     } catch (const std::exception& e) {  // runs in destructors: keep the reason instead
       std::lock_guard lock(mu_);
-      if (error_.empty()) error_ = "heal: " + std::string(e.what());
+      if (error_.empty()) error_ = "heal of the " + name + " family: " + std::string(e.what());
     }
   }
 }
@@ -92,6 +131,7 @@ void NemesisSchedule::step_drawn(Family& f, TimeSource::Instant now) {
   if (f.in_force) {
     bool ended = !f.nemesis->active();
     if (!ended && !f.self_timed && now >= f.due) {
+      f.log->plan(f.due);
       f.nemesis->heal();
       ended = true;
     }
@@ -103,50 +143,66 @@ void NemesisSchedule::step_drawn(Family& f, TimeSource::Instant now) {
   }
   if (now < f.due) return;
   const std::string& fault = f.faults[f.rng() % f.faults.size()];
+  f.log->plan(f.due);
   f.nemesis->start(fault, f.rng);
   f.in_force = true;
   f.self_timed = find_fault(fault)->self_timed;
   f.due = now + window(f);  // when an open-ended fault is healed
 }
 
-void NemesisSchedule::step_replay() {
-  const auto& lines = *replay_;
+void NemesisSchedule::step_replay(Family& f) {
   TimeSource::Instant now = ctx_.time.now();
-  for (; next_line_ < lines.size() && replay_base_ + lines[next_line_].after <= now; ++next_line_) {
-    const ReplayLine& line = lines[next_line_];
-    family_of_fault(line.value.at("fault").get<std::string>()).nemesis->replay(line.f, line.value);
+  for (; f.next_line < f.replay.size() && replay_base_ + f.replay[f.next_line].after <= now; ++f.next_line) {
+    const ReplayLine& line = f.replay[f.next_line];
+    f.log->plan(replay_base_ + line.after);
+    f.nemesis->replay(line.f, line.value);
   }
 }
 
-void NemesisSchedule::poll() {
-  std::lock_guard polling(poll_mu_);
+void NemesisSchedule::step(Family& f) {
+  std::lock_guard stepping(f.step_mu);
   {
     std::lock_guard lock(mu_);
     if (healed_ || !error_.empty()) return;
   }
   try {
-    for (auto& [name, f] : families_) f.nemesis->tick();
-    if (replay_) {
-      step_replay();
+    f.log->plan(f.nemesis->due());
+    f.nemesis->tick();
+    if (replaying_) {
+      step_replay(f);
     } else {
-      TimeSource::Instant now = ctx_.time.now();
-      for (auto& [name, f] : families_) step_drawn(f, now);
+      step_drawn(f, ctx_.time.now());
     }
+    f.log->plan(std::nullopt);
   } catch (const std::exception& e) {
-    // A fault that cannot be injected ends the schedule; the runner reports it.
-    std::lock_guard lock(mu_);
-    error_ = e.what();
+    f.log->plan(std::nullopt);
+    fail("the " + f.name + " family: " + e.what());
   }
 }
 
+// A fault that cannot be injected ends the schedule; the runner reports it, with what the
+// other families had in force then (a server that would not start may have needed a node
+// that another family had paused or cut off).
+void NemesisSchedule::fail(const std::string& what) {
+  std::string in_force;
+  for (const auto& d : describe_active()) in_force += (in_force.empty() ? "" : ", ") + d;
+  std::lock_guard lock(mu_);
+  if (!error_.empty()) return;
+  error_ = what + "\n(faults in force then: " + (in_force.empty() ? "none" : in_force) + ")";
+}
+
+void NemesisSchedule::poll() {
+  for (auto& [name, f] : families_) step(*f);
+}
+
 void NemesisSchedule::on_acquired(const std::string& client_node) {
-  for (auto& [name, f] : families_) f.nemesis->on_acquired(client_node);
+  for (auto& [name, f] : families_) f->nemesis->on_acquired(client_node);
 }
 
 std::vector<std::string> NemesisSchedule::describe_active() const {
   std::vector<std::string> all;
   for (const auto& [name, f] : families_) {
-    for (auto& d : f.nemesis->describe_active()) all.push_back(std::move(d));
+    for (auto& d : f->nemesis->describe_active()) all.push_back(std::move(d));
   }
   return all;
 }
@@ -156,14 +212,14 @@ std::string NemesisSchedule::error() const {
   return error_;
 }
 
-void NemesisSchedule::loop() {
+void NemesisSchedule::loop(Family& f) {
   static constexpr std::chrono::milliseconds kTick{10};
   std::unique_lock lock(mu_);
   while (!stopping_) {
     cv_.wait_for(lock, kTick, [this] { return stopping_; });
     if (stopping_) break;
     lock.unlock();
-    poll();
+    step(f);
     lock.lock();
   }
 }

@@ -12,14 +12,22 @@
 // offsets from the schedule's construction (the replaying run makes it as its test phase
 // begins) through each family's Nemesis::replay — same targets, same parameters.
 //
-// poll() does one step at the context's TimeSource's now: unit tests drive it with a
-// ManualTime and never sleep. start() runs poll() on its own thread every 10 ms; stop()
-// halts that thread and heals every fault (paused processes resumed, the network healed,
-// clocks reset, killed processes started) before it returns; heal_now() heals at once and
-// injects nothing more (Ctrl-C, the end of the test). on_acquired() may be called from any
-// thread.
+// Threads: start() gives every family its own thread, which steps it every 10 ms, so a
+// family that blocks (a restart waiting for a quorum, up to the backend's readiness
+// timeout) delays no other family, and nothing the runner calls waits for it:
+// describe_active() and on_acquired() never wait for a fault action. heal_now() first
+// tells every wait to give up (NemesisContext::ending), then heals each family as soon as
+// its current action ends (a bounded one: a SIGSTOP, an iptables change), so it returns
+// within about a second whatever the families were doing. stop() joins the threads and
+// heals. poll() steps every family once on the caller's thread: unit tests drive it with a
+// ManualTime and never sleep.
+//
+// Every nemesis line a family records while the schedule acts on a plan carries that plan's
+// instant (FaultLog's `planned`): a start at its drawn instant, an end at the fault's own
+// due(), a replayed line at its offset — so the history shows how late each came.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <map>
 #include <memory>
@@ -39,6 +47,7 @@ struct ReplayLine {
   TimeSource::Duration after;
   std::string f;
   nlohmann::json value;  // has "fault"
+  std::uint64_t line = 0;  // in the recorded history, for messages
 };
 
 class NemesisSchedule {
@@ -48,6 +57,7 @@ class NemesisSchedule {
   NemesisSchedule(std::vector<std::string> faults, std::chrono::milliseconds interval,
                   std::uint64_t seed, NemesisContext& ctx, const FaultOptions& options);
   // Replays `lines` (in time order) instead of drawing; faults names the families to make.
+  // A line whose fault is not among them throws std::invalid_argument.
   NemesisSchedule(std::vector<std::string> faults, std::vector<ReplayLine> lines,
                   NemesisContext& ctx, const FaultOptions& options);
   ~NemesisSchedule();  // stop()s
@@ -55,44 +65,53 @@ class NemesisSchedule {
   void start();
   void stop();
   void heal_now();
-  // One step. Records the first error (see error()) and injects nothing more after it.
+  // One step of every family. Records the first error (see error()) and injects nothing
+  // more after it.
   void poll();
   void on_acquired(const std::string& client_node);
   std::vector<std::string> describe_active() const;
-  // Why the schedule stopped injecting faults early; empty when it did not.
+  // Why the schedule stopped injecting faults early — the error and the faults in force
+  // then; empty when it did not.
   std::string error() const;
 
  private:
+  class FamilyLog;
   struct Family {
+    std::string name;
+    std::unique_ptr<FamilyLog> log;      // ctx.log of this family: adds the planned instant
+    std::unique_ptr<NemesisContext> ctx;  // the run's, with log and ending of this family
     std::unique_ptr<Nemesis> nemesis;
     std::vector<std::string> faults;  // the configured ones of this family
     std::mt19937_64 rng;
     bool in_force = false;
     bool self_timed = false;          // of the fault in force
     TimeSource::Instant due;          // next start (waiting) or heal (in force)
+    std::vector<ReplayLine> replay;   // this family's lines
+    std::size_t next_line = 0;
+    std::mutex step_mu;               // one step or heal of this family at a time
+    std::thread thread;
   };
   NemesisSchedule(std::vector<std::string> faults, NemesisContext& ctx, const FaultOptions& options,
                   std::uint64_t seed);
   TimeSource::Duration window(Family& f);
+  void step(Family& f);
   void step_drawn(Family& f, TimeSource::Instant now);
-  void step_replay();
+  void step_replay(Family& f);
   Family& family_of_fault(const std::string& fault);
-  void loop();
-  void heal_all();
+  void loop(Family& f);
+  void fail(const std::string& what);
 
   std::chrono::milliseconds interval_{0};
   NemesisContext& ctx_;
-  std::map<std::string, Family> families_;  // by family name
-  std::optional<std::vector<ReplayLine>> replay_;
+  std::map<std::string, std::unique_ptr<Family>> families_;  // by family name
+  bool replaying_ = false;
   TimeSource::Instant replay_base_{};  // when the replaying schedule was made
-  std::size_t next_line_ = 0;
-  std::mutex poll_mu_;  // one poll or heal at a time
+  std::atomic<bool> ending_{false};    // heal_now() or stop(): waits give up
   mutable std::mutex mu_;
   std::condition_variable cv_;
   bool stopping_ = false;
   bool healed_ = false;  // heal_now() or stop(): inject nothing more
   std::string error_;
-  std::thread thread_;
 };
 
 }  // namespace fencecheck

@@ -6,6 +6,10 @@
 //                 start, a namespace could not be made, a file could not be written. The
 //                 message says what failed and what to do.
 //
+// Interrupted is neither: a wait gave up because the user (Ctrl-C) or the run (its time
+// limit, its final heal) asked it to. The caller decides what that means (exit 2 for an
+// interrupted setup); it is never reported as a failure of the bench.
+//
 // Everything else a command finds is a verdict (valid / invalid / unknown), never an
 // exception. Bad command-line options are reported by the CLI before anything runs.
 #pragma once
@@ -32,6 +36,11 @@ class InputError : public std::runtime_error {
 };
 
 class HarnessError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class Interrupted : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };

@@ -44,9 +44,12 @@ class Process {
   virtual std::string describe_exit() = 0;
   // Sends sig to the whole process group. A no-op after stop().
   virtual void signal(int sig) = 0;
-  // SIGSTOP to the group, then waits (up to 1 s) until every thread of every member is
-  // stopped: a pause counts only once the process can no longer act. resume(): SIGCONT.
-  virtual void pause() = 0;
+  // SIGSTOP to the group, then waits (up to `timeout`) until every thread of every member
+  // is stopped: a pause counts only once the process can no longer act. Returns false when
+  // some thread still ran at the timeout (one in uninterruptible sleep, say): the stop is
+  // then still pending, and the caller must not report the pause as in force.
+  // resume(): SIGCONT.
+  virtual bool pause(std::chrono::milliseconds timeout = std::chrono::milliseconds(2000)) = 0;
   virtual void resume() = 0;
   // True between pause() and resume().
   virtual bool paused() const = 0;

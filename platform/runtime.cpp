@@ -57,9 +57,34 @@ Process& NodeTableRuntime::spawn(ProcessSpec spec) {
   return supervisor().spawn(spec);
 }
 
-void NodeTableRuntime::wait_ready(Process& p, const std::function<bool()>& ready,
-                                  std::chrono::milliseconds timeout) {
-  supervisor().wait_ready(p, ready, timeout);
+Readiness NodeTableRuntime::await_ready(Process& p, const std::function<bool()>& ready,
+                                       std::chrono::milliseconds timeout, const CancelCheck& give_up) {
+  CancelCheck interrupted;
+  {
+    std::lock_guard lock(mu_);
+    interrupted = interrupted_;
+  }
+  return supervisor().await_ready(p, ready, timeout,
+                                  [&] { return (give_up && give_up()) || (interrupted && interrupted()); });
+}
+
+void NodeTableRuntime::set_interrupt_check(CancelCheck check) {
+  std::lock_guard lock(mu_);
+  interrupted_ = std::move(check);
+}
+
+void Runtime::wait_ready(Process& p, const std::function<bool()>& ready, std::chrono::milliseconds timeout) {
+  switch (await_ready(p, ready, timeout)) {
+    case Readiness::kReady:
+      return;
+    case Readiness::kGaveUp:
+      throw Interrupted(p.spec().name + " on node " + p.spec().node + ": the wait for it to be ready was interrupted");
+    case Readiness::kTimedOut:
+      break;
+  }
+  throw HarnessError(p.spec().name + " on node " + p.spec().node + " was not ready after " +
+                     std::to_string(timeout.count()) + " ms; last lines of " + p.spec().log.string() + ":\n" +
+                     p.log_tail());
 }
 
 bool NodeTableRuntime::tcp_connects(std::string_view node_name, const std::string& address,

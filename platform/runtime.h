@@ -53,6 +53,12 @@ Grudge complete_grudge(const std::vector<std::vector<std::string>>& components);
 
 using SpecDecorator = std::function<void(ProcessSpec&)>;
 
+// Asked every 50 ms or so by a blocking wait: true means give up now.
+using CancelCheck = std::function<bool()>;
+
+// How a readiness wait ended (Runtime::await_ready).
+enum class Readiness { kReady, kTimedOut, kGaveUp };
+
 class Runtime {
  public:
   virtual ~Runtime() = default;
@@ -83,10 +89,20 @@ class Runtime {
   // node, a program that is not installed, or any failed start-up step (naming program
   // and step).
   virtual Process& spawn(ProcessSpec spec) = 0;
-  // Polls ready() every 50 ms until it returns true. Throws HarnessError quoting the log
-  // tail if the process exits first or the timeout passes.
-  virtual void wait_ready(Process& p, const std::function<bool()>& ready,
-                          std::chrono::milliseconds timeout) = 0;
+  // Polls ready() every 50 ms until it returns true (kReady), the timeout passes while the
+  // process still runs (kTimedOut), or give_up — or the runtime's interrupt check, see
+  // set_interrupt_check() — returns true (kGaveUp; the process keeps running). Blocks at
+  // most timeout plus one ready() call. Throws HarnessError quoting the log tail if the
+  // process exits first: a process that cannot even start is a failure of the bench.
+  virtual Readiness await_ready(Process& p, const std::function<bool()>& ready,
+                                std::chrono::milliseconds timeout, const CancelCheck& give_up = {}) = 0;
+  // await_ready() where only kReady will do: kTimedOut throws HarnessError quoting the log
+  // tail, kGaveUp throws Interrupted. Blocks as long as await_ready().
+  void wait_ready(Process& p, const std::function<bool()>& ready, std::chrono::milliseconds timeout);
+  // Every later wait of this runtime (await_ready, wait_ready) also gives up when check
+  // returns true: how the run's Ctrl-C reaches a setup that waits for a server. check is
+  // called from any thread that waits, so it must be thread-safe.
+  virtual void set_interrupt_check(CancelCheck check) = 0;
   // True if a TCP connection to address:port (IPv4 dotted quad) from inside `node`'s
   // network succeeds within timeout.
   virtual bool tcp_connects(std::string_view node, const std::string& address, std::uint16_t port,

@@ -21,8 +21,9 @@ class NodeTableRuntime : public Runtime {
 
   void set_spec_decorator(SpecDecorator decorator) override;
   Process& spawn(ProcessSpec spec) override;
-  void wait_ready(Process& p, const std::function<bool()>& ready,
-                  std::chrono::milliseconds timeout) override;
+  Readiness await_ready(Process& p, const std::function<bool()>& ready, std::chrono::milliseconds timeout,
+                        const CancelCheck& give_up) override;
+  void set_interrupt_check(CancelCheck check) override;
   bool tcp_connects(std::string_view node, const std::string& address, std::uint16_t port,
                     std::chrono::milliseconds timeout) const override;
   std::vector<Process*> processes() const override;
@@ -40,8 +41,9 @@ class NodeTableRuntime : public Runtime {
 
  private:
   Supervisor& supervisor();
-  mutable std::mutex mu_;  // decorator_, supervisor_
+  mutable std::mutex mu_;  // decorator_, supervisor_, interrupted_
   SpecDecorator decorator_;
+  CancelCheck interrupted_;
   std::unique_ptr<Supervisor> supervisor_;
 };
 

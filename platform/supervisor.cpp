@@ -83,9 +83,9 @@ class SpawnThread {
 
 // Waits until every thread of every member of the group is stopped (or gone): SIGSTOP is
 // asynchronous, and a pause only counts once the process can no longer act.
-void wait_group_stopped(int pgid, milliseconds timeout) {
+bool wait_group_stopped(int pgid, milliseconds timeout) {
   auto deadline = Clock::now() + timeout;
-  while (Clock::now() < deadline) {
+  for (;;) {
     bool all = true;
     for (int pid : os::group_members(pgid)) {
       for (int tid : os::threads_of(pid)) {
@@ -93,7 +93,8 @@ void wait_group_stopped(int pgid, milliseconds timeout) {
         if (state != 'T' && state != 't' && state != 'Z' && state != 'X' && state != '\0') all = false;
       }
     }
-    if (all) return;
+    if (all) return true;
+    if (Clock::now() >= deadline) return false;
     std::this_thread::sleep_for(milliseconds(1));
   }
 }
@@ -130,10 +131,10 @@ class ProcessImpl final : public Process {
     if (!reaped_) ::kill(-pid_, sig);  // after reaping, the id may belong to someone else
   }
 
-  void pause() override {
+  bool pause(milliseconds timeout) override {
     paused_ = true;  // first: a monitor that sees the stop must find it deliberate
     signal(SIGSTOP);
-    wait_group_stopped(pid_, milliseconds(1000));
+    return wait_group_stopped(pid_, timeout);
   }
 
   void resume() override {
@@ -272,7 +273,8 @@ Process& Supervisor::spawn(const ProcessSpec& spec) {
   return *impl_->processes.back();
 }
 
-void Supervisor::wait_ready(Process& p, const std::function<bool()>& ready, milliseconds timeout) {
+Readiness Supervisor::await_ready(Process& p, const std::function<bool()>& ready, milliseconds timeout,
+                                  const CancelCheck& give_up) {
   const auto deadline = Clock::now() + timeout;
   const auto& spec = p.spec();
   for (;;) {
@@ -281,12 +283,9 @@ void Supervisor::wait_ready(Process& p, const std::function<bool()>& ready, mill
                          " before it was ready; last lines of " + spec.log.string() + ":\n" +
                          p.log_tail());
     }
-    if (ready()) return;
-    if (Clock::now() >= deadline) {
-      throw HarnessError(spec.name + " on node " + spec.node + " was not ready after " +
-                         std::to_string(timeout.count()) + " ms; last lines of " +
-                         spec.log.string() + ":\n" + p.log_tail());
-    }
+    if (ready()) return Readiness::kReady;
+    if (give_up && give_up()) return Readiness::kGaveUp;
+    if (Clock::now() >= deadline) return Readiness::kTimedOut;
     std::this_thread::sleep_for(milliseconds(50));
   }
 }

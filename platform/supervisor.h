@@ -34,8 +34,9 @@ class Supervisor {
   Supervisor& operator=(const Supervisor&) = delete;
 
   Process& spawn(const ProcessSpec& spec);
-  void wait_ready(Process& p, const std::function<bool()>& ready,
-                  std::chrono::milliseconds timeout);
+  // Runtime::await_ready without the runtime's own interrupt check.
+  Readiness await_ready(Process& p, const std::function<bool()>& ready, std::chrono::milliseconds timeout,
+                        const CancelCheck& give_up);
   std::vector<Process*> processes() const;
   void stop_all(std::chrono::milliseconds grace);
 

@@ -135,7 +135,8 @@ class Builder {
         open_faults_.erase(w);
         return;
       }
-    } else if (is_start(e.f_name)) {
+    } else if (is_start(e.f_name) && !(v.is_object() && v.contains("not_applied"))) {
+      // A fault recorded as not applied (its target was down) opened nothing: a mark.
       const std::string name = fault.empty() ? e.f_name : fault;
       if (open_faults_.count(name) != 0) return;  // a second bump while the first is in force
       open_faults_[name] = t.faults.size();

@@ -5,5 +5,5 @@
 # code: 1 means the violation of Kleppmann's article was found.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-./scripts/build.sh
+./scripts/build.sh fencecheck
 exec ./build/harness/fencecheck run "$@"

@@ -144,6 +144,10 @@ ProcessSpec ZooKeeperServer::daemon(const std::string& node) const {
                "-Djava.net.preferIPv4Stack=true",
                "-Dorg.slf4j.simpleLogger.showDateTime=true",
                "-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS",
+               // Every readiness and leader probe is a `srvr` four-letter word, which these
+               // log at INFO: without this, a log tail quoted in an error is all probes.
+               "-Dorg.slf4j.simpleLogger.log.org.apache.zookeeper.server.NIOServerCnxn=warn",
+               "-Dorg.slf4j.simpleLogger.log.org.apache.zookeeper.server.NettyServerCnxn=warn",
                "-cp",
                std::string(kZooKeeperJar) + ":" + kSlf4jSimpleJar,
                "org.apache.zookeeper.server.quorum.QuorumPeerMain",
@@ -172,7 +176,7 @@ void ZooKeeperServer::start(const std::string& node) {
   std::size_t up = 0;
   for (const auto& n : nodes()) up += running(n) ? 1 : 0;
   // Without a majority no member can answer: the start that completes one waits.
-  if (2 * up > nodes().size()) await_ready(node);
+  if (2 * up > nodes().size()) require_ready(node);
 }
 
 std::optional<std::string> ZooKeeperServer::leader() {

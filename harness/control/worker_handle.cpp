@@ -34,8 +34,12 @@ WorkerHandle::WorkerHandle(std::string socket_path)
 
 WorkerHandle::~WorkerHandle() = default;
 
+bool WorkerHandle::connects_within(std::chrono::milliseconds timeout) {
+  return impl_->channel->WaitForConnected(after(timeout));
+}
+
 void WorkerHandle::wait_connected(std::chrono::milliseconds timeout) {
-  if (!impl_->channel->WaitForConnected(after(timeout))) {
+  if (!connects_within(timeout)) {
     throw HarnessError("worker on " + socket_path_ + " did not accept a connection within " +
                        std::to_string(timeout.count()) + " ms");
   }

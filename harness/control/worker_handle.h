@@ -28,6 +28,8 @@ class WorkerHandle {
 
   // Waits until the worker accepts connections on its socket.
   void wait_connected(std::chrono::milliseconds timeout);
+  // True once the worker accepts a connection; false after timeout. Never throws.
+  bool connects_within(std::chrono::milliseconds timeout);
 
   // Makes the worker's lock client and resource stub. Throws HarnessError with the
   // worker's reason (unknown backend, malformed config) or if it does not answer in 10 s.

@@ -3,6 +3,7 @@
 // WorkerPool itself. Each object is thread-safe as far as what it wraps is.
 #pragma once
 
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -25,19 +26,27 @@ class RuntimeNet final : public Net {
   Runtime& runtime_;
 };
 
+// The servers' processes. Actions on them (pause, kill, stop, launch) are serialized by
+// one lock, so that a pause family and a crash family acting on the same node at once
+// never pause a node that is being killed and report it paused; the lock is held only for
+// those bounded actions, never while waiting for a server to be ready.
 class ServerProcesses final : public NodeProcesses {
  public:
   explicit ServerProcesses(LockServer& server) : server_(server) {}
   std::vector<std::string> nodes() const override { return server_.nodes(); }
-  void pause(const std::string& node) override { server_.pause(node); }
-  void resume(const std::string& node) override { server_.resume(node); }
-  void kill(const std::string& node) override { server_.kill(node); }
-  void stop(const std::string& node) override { server_.stop(node); }
-  void start(const std::string& node) override { server_.start(node); }
+  bool pause(const std::string& node) override;
+  void resume(const std::string& node) override;
+  bool kill(const std::string& node) override;
+  bool stop(const std::string& node) override;
+  void launch(const std::string& node) override;
+  Readiness await_ready(const std::string& node, const CancelCheck& give_up) override {
+    return server_.await_ready(node, give_up);
+  }
   std::optional<std::string> leader() const override { return server_.leader(); }
 
  private:
   LockServer& server_;
+  std::mutex act_mu_;
 };
 
 // No node's clock can be shifted: the clock-offset library was not found beside the
@@ -68,15 +77,17 @@ class ServerClocks final : public Clocks {
   LockServer& server_;
 };
 
+// Nemesis lines into the history. A planned instant becomes the value's "planned_ns", on
+// the history's own time axis (ns since t0), so a reader sees how late a fault came.
 class HistoryFaultLog final : public FaultLog {
  public:
-  explicit HistoryFaultLog(HistoryRecorder& history) : history_(history) {}
-  void record(const std::string& f, const nlohmann::json& value) override {
-    history_.record_nemesis(f, value);
-  }
+  HistoryFaultLog(HistoryRecorder& history, std::int64_t t0_ns) : history_(history), t0_ns_(t0_ns) {}
+  void record(const std::string& f, const nlohmann::json& value,
+              std::optional<TimeSource::Instant> planned) override;
 
  private:
   HistoryRecorder& history_;
+  std::int64_t t0_ns_;
 };
 
 }  // namespace fencecheck

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <csignal>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <future>
@@ -14,16 +15,17 @@
 #include <thread>
 
 #include "backends/registry.h"
-#include "checkers/history_reader.h"
 #include "harness/results.h"
 #include "harness/run/bench_health.h"
 #include "harness/run/client_session.h"
 #include "harness/run/fault_capabilities.h"
 #include "harness/run/history_recorder.h"
 #include "harness/run/progress.h"
+#include "harness/run/replay.h"
 #include "harness/run/run_store.h"
 #include "harness/run/worker_pool.h"
 #include "nemesis/clock/node_clocks.h"
+#include "nemesis/replay_check.h"
 #include "nemesis/schedule.h"
 #include "platform/atomic_file.h"
 #include "platform/run_state.h"
@@ -73,10 +75,12 @@ class Runner {
   void final_reads(std::vector<std::unique_ptr<WorkerSession>>& sessions);
   void teardown() noexcept;
   int judge();
-  RunConfig replayed_config() const;
-  std::vector<ReplayLine> replay_lines() const;
   int publish(CheckReport report, const CheckRequest& req);
   void write_reports();
+  FaultOptions fault_options() const {
+    return {milliseconds(c_.pause_ms), milliseconds(c_.restart_ms), milliseconds(c_.clock_max_ms),
+            milliseconds(c_.clock_min_ms), c_.nemesis_targets};
+  }
   void check_interrupt() const {
     if (interrupts() > 0) throw InterruptedDuringSetup{};
   }
@@ -108,12 +112,13 @@ class Runner {
   std::unique_ptr<NemesisContext> nemesis_ctx_;
   std::unique_ptr<NemesisSchedule> schedule_;
   RunRecord record_;
+  std::vector<ReplayLine> replay_lines_;  // --replay: checked before setup
 };
 
 int Runner::run() {
   if (!c_.replay.empty()) {
     try {
-      c_ = replayed_config();
+      c_ = replayed_config(c_);
     } catch (const std::exception& e) {
       err_ << "fencecheck run: --replay: " << e.what() << "\n";
       return kExitHarnessOrInput;
@@ -129,12 +134,29 @@ int Runner::run() {
   workload_ = workload_info_->make({c_.keys, milliseconds(c_.hold_ms)});
   for (int i = 1; i <= c_.concurrency; ++i) clients_.push_back("c" + std::to_string(i));
   record_.seed = *c_.seed;
+  try {
+    // The server's nodes may depend on its options (redlock's n=3 or 5); making the
+    // server object starts nothing.
+    server_ = backend_->make_server(c_.backend_options);
+    if (!c_.replay.empty()) {
+      replay_lines_ = read_replay_lines(c_.replay);
+      check_replay(c_.nemesis, replay_lines_, server_->nodes(), clients_, fault_options(),
+                   replay_history_path(c_.replay));
+    }
+  } catch (const std::exception& e) {
+    err_ << "fencecheck run: --replay: " << e.what() << "\n";
+    return kExitHarnessOrInput;
+  }
   InterruptGuard guard;
   auto t_start = std::chrono::steady_clock::now();
   try {
     set_up();
     record_.setup_seconds = seconds_since(t_start);
     run_clients();
+  } catch (const Interrupted&) {
+    out_ << "fencecheck run: interrupted during setup; nothing was tested\n";
+    teardown();
+    return 2;
   } catch (const InterruptedDuringSetup&) {
     out_ << "fencecheck run: interrupted during setup; nothing was tested\n";
     teardown();
@@ -167,8 +189,11 @@ void Runner::set_up() {
   config["command"] = c_.repro_args();
   write_file_atomically(dir_ / "config.json", config.dump(2) + "\n");
   write_repro(dir_, exe_, c_.repro_args(), c_.store);
+  // A run killed at any moment from here on can be found: latest points at it, and the
+  // line naming it and its seed is out before setup (stdout may be a pipe, block-buffered).
+  update_latest(c_.store, dir_);
   out_ << "fencecheck run: " << c_.name << " (seed " << *c_.seed << ", runtime " << c_.runtime
-       << ") in " << dir_.string() << "\n";
+       << ") in " << dir_.string() << std::endl;
   t0_ = HistoryRecorder::monotonic_ns();
   history_ = std::make_unique<HistoryRecorder>(dir_ / "history.jsonl", t0_);
   start_nodes();
@@ -185,8 +210,7 @@ void Runner::set_up() {
 
 void Runner::start_nodes() {
   runtime_ = make_runtime(c_.runtime, state_->run_id(), *state_);
-  // The server's nodes may depend on its options (redlock's n=3 or 5).
-  server_ = backend_->make_server(c_.backend_options);
+  runtime_->set_interrupt_check([] { return interrupts() > 0; });  // Ctrl-C ends every setup wait
   std::vector<std::string> nodes = server_->nodes();
   nodes.push_back("r1");
   nodes.insert(nodes.end(), clients_.begin(), clients_.end());
@@ -223,7 +247,7 @@ void Runner::run_clients() {
   health_ = std::make_unique<BenchHealth>(*runtime_, *history_, HealthOptions{milliseconds(c_.stall_ms)});
   net_ = std::make_unique<RuntimeNet>(*runtime_);
   server_processes_ = std::make_unique<ServerProcesses>(*server_);
-  fault_log_ = std::make_unique<HistoryFaultLog>(*history_);
+  fault_log_ = std::make_unique<HistoryFaultLog>(*history_, t0_);
   if (node_clocks_) {
     clocks_ = std::make_unique<ServerClocks>(*node_clocks_, *server_);
   } else {
@@ -231,18 +255,16 @@ void Runner::run_clients() {
   }
   nemesis_ctx_ = std::make_unique<NemesisContext>(
       NemesisContext{*net_, *server_processes_, *workers_, *clocks_, *fault_log_, time_});
-  FaultOptions fault_options{milliseconds(c_.pause_ms), milliseconds(c_.restart_ms),
-                             milliseconds(c_.clock_max_ms), milliseconds(c_.clock_min_ms), c_.nemesis_targets};
   // A replay's test phase lasts at least until its last recorded line (the stored run's
   // final heal) is applied, so that no fault is lost to a few milliseconds of jitter.
   std::chrono::nanoseconds replay_until{0};
   if (c_.replay.empty()) {
     schedule_ = std::make_unique<NemesisSchedule>(c_.nemesis, milliseconds(c_.nemesis_interval_ms),
-                                                  *c_.seed, *nemesis_ctx_, fault_options);
+                                                  *c_.seed, *nemesis_ctx_, fault_options());
   } else {
-    std::vector<ReplayLine> lines = replay_lines();
-    if (!lines.empty()) replay_until = lines.back().after + milliseconds(100);
-    schedule_ = std::make_unique<NemesisSchedule>(c_.nemesis, std::move(lines), *nemesis_ctx_, fault_options);
+    if (!replay_lines_.empty()) replay_until = replay_lines_.back().after + milliseconds(100);
+    schedule_ = std::make_unique<NemesisSchedule>(c_.nemesis, std::move(replay_lines_), *nemesis_ctx_,
+                                                  fault_options());
   }
   SessionShared shared{*history_, *workers_, *health_, running, next_process, next_element,
                        [this](const std::string& node) { schedule_->on_acquired(node); },
@@ -280,23 +302,32 @@ void Runner::run_clients() {
     }
     return false;
   };
-  while (std::chrono::steady_clock::now() < limit && running) {
-    if (interrupts() > 0) {
-      record_.interrupted = true;
-      out_ << "\nfencecheck run: interrupted; healing and ending the test early (Ctrl-C again "
-              "skips the checkers)\n";
-      break;
+  // Nothing below may leave the client threads running: an exception of this loop is kept
+  // and rethrown once they are joined.
+  std::exception_ptr loop_failure;
+  try {
+    while (std::chrono::steady_clock::now() < limit && running) {
+      if (interrupts() > 0) {
+        record_.interrupted = true;
+        out_ << "\nfencecheck run: interrupted; healing and ending the test early (Ctrl-C again "
+                "skips the checkers)"
+             << std::endl;
+        break;
+      }
+      std::vector<std::string> problems = health_->poll(!schedule_->describe_active().empty());
+      for (const auto& p : problems) err_ << "\nfencecheck run: the bench failed: " << p << "\n";
+      if (!problems.empty() || !any_client_running()) break;
+      progress.update();
+      std::this_thread::sleep_for(milliseconds(50));
     }
-    std::vector<std::string> problems = health_->poll(!schedule_->describe_active().empty());
-    for (const auto& p : problems) err_ << "\nfencecheck run: the bench failed: " << p << "\n";
-    if (!problems.empty() || !any_client_running()) break;
-    progress.update();
-    std::this_thread::sleep_for(milliseconds(50));
+  } catch (...) {
+    loop_failure = std::current_exception();
   }
   schedule_->heal_now();  // paused clients resume and finish their ops: the join is quick
   running = false;
   for (auto& t : threads) t.join();
   schedule_->stop();
+  if (loop_failure) std::rethrow_exception(loop_failure);
   record_.test_seconds = seconds_since(start);
   health_->finish(history_->now());
   if (failure) std::rethrow_exception(failure);
@@ -347,53 +378,6 @@ void Runner::teardown() noexcept {
   }
   history_.reset();  // closes history.jsonl
   state_.reset();    // the run cleaned up after itself: its state file goes
-}
-
-// The stored run's configuration; only the store and the name may differ.
-RunConfig Runner::replayed_config() const {
-  fs::path file = fs::path(c_.replay) / "config.json";
-  std::ifstream in(file);
-  if (!in) throw HarnessError("cannot read " + file.string() + ": is " + c_.replay + " a run directory?");
-  nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
-  if (j.is_discarded()) throw InputError(file.string(), 0, "", "not JSON");
-  RunConfig c = RunConfig::from_json(j, file.string());
-  c.replay = fs::absolute(c_.replay).string();
-  c.store = c_.store;
-  if (!c_.name.empty()) c.name = c_.name;
-  c.junit = c_.junit;
-  return c;
-}
-
-// The stored run's nemesis lines, due at the same offsets from the start of the test
-// phase: the stored run's is its first client invoke (its setup took its own time, so
-// offsets from its t0 would shift every fault by the difference in setup times).
-std::vector<ReplayLine> Runner::replay_lines() const {
-  struct Line {
-    std::int64_t time;
-    std::string f;
-    nlohmann::json value;
-  };
-  std::vector<Line> recorded;
-  std::optional<std::int64_t> test_start;
-  HistoryReader reader((fs::path(c_.replay) / "history.jsonl").string());
-  Event e;
-  while (reader.next(e)) {
-    if (!e.is_nemesis()) {
-      if (!test_start) test_start = e.time;
-      continue;
-    }
-    nlohmann::json value = nlohmann::json::parse(e.value, nullptr, false);
-    if (!value.is_object() || !value.contains("fault")) {
-      throw InputError(c_.replay + "/history.jsonl", e.line, "value.fault", "a nemesis line to replay must name its fault");
-    }
-    recorded.push_back({e.time, e.f_name, std::move(value)});
-  }
-  std::vector<ReplayLine> lines;
-  for (auto& r : recorded) {
-    std::int64_t after = std::max<std::int64_t>(0, r.time - test_start.value_or(0));
-    lines.push_back({std::chrono::nanoseconds(after), std::move(r.f), std::move(r.value)});
-  }
-  return lines;
 }
 
 // Writes results.json and prints the summary; returns the exit code.
@@ -450,7 +434,10 @@ int Runner::judge() {
       out_ << "fencecheck run: interrupted again: the checkers are stopped; the history is kept\n";
       int code = publish(CheckReport{}, req);
       // The checker thread cannot be stopped from outside; everything of the run is torn
-      // down and written, so leave without waiting for it.
+      // down and written, so leave without waiting for it — after what was printed.
+      out_.flush();
+      err_.flush();
+      std::fflush(nullptr);
       std::_Exit(code);
     }
     record_.checks_skipped = true;

@@ -28,49 +28,90 @@ std::shared_ptr<WorkerHandle> WorkerPool::handle(const std::string& node, std::u
 Process* WorkerPool::process(const std::string& node) const { return current(node).process; }
 
 void WorkerPool::start(const std::string& node) {
-  if (current(node).process != nullptr) return;
+  launch(node);
+  if (await_ready(node, {}) != Readiness::kReady) {
+    throw Interrupted("worker on " + node + ": the wait for it was interrupted");
+  }
+}
+
+void WorkerPool::launch(const std::string& node) {
+  std::lock_guard lock(mu_);  // spawn returns once the child has exec'd: bounded
+  if (workers_.contains(node) || launched_.contains(node)) return;
   std::string socket = (setup_.control_dir / (node + ".sock")).string();
   Process& p = runtime_.spawn({node, "worker", {setup_.exe.string(), "worker", "--socket", socket, "--node", node},
                                {}, setup_.nodes_dir / node / "worker.log", {}, {}});
-  auto handle = std::make_shared<WorkerHandle>(socket);
-  try {
-    handle->wait_connected(milliseconds(10000));
-    handle->setup(setup_.backend, setup_.client_config, setup_.resource_address, node);
-  } catch (const std::exception& e) {
-    throw HarnessError("worker on " + node + " did not start: " + e.what() + "\n" + p.log_tail());
-  }
-  std::lock_guard lock(mu_);
-  workers_[node] = Worker{&p, std::move(handle), ++generations_[node]};
+  launched_[node] = Worker{&p, std::make_shared<WorkerHandle>(socket), 0};
 }
 
-void WorkerPool::pause(const std::string& node) {
-  if (Process* p = process(node)) p->pause();
+Readiness WorkerPool::await_ready(const std::string& node, const CancelCheck& give_up) {
+  Worker w;
+  {
+    std::lock_guard lock(mu_);
+    auto it = launched_.find(node);
+    if (it == launched_.end()) {
+      if (workers_.contains(node)) return Readiness::kReady;
+      throw HarnessError("worker on " + node + " awaited before it was launched");
+    }
+    w = it->second;
+  }
+  // The connection is waited for in short steps so that give_up is heard; the Runtime's
+  // await_ready adds its interrupt check and throws if the worker exits meanwhile.
+  Readiness r = runtime_.await_ready(
+      *w.process, [&] { return w.handle->connects_within(milliseconds(50)); }, milliseconds(10000), give_up);
+  try {
+    if (r == Readiness::kTimedOut) throw HarnessError("it did not accept a connection within 10000 ms");
+    if (r == Readiness::kReady) w.handle->setup(setup_.backend, setup_.client_config, setup_.resource_address, node);
+  } catch (const std::exception& e) {
+    throw HarnessError("worker on " + node + " did not start: " + e.what() + "\n" + w.process->log_tail());
+  }
+  if (r != Readiness::kReady) return r;
+  std::lock_guard lock(mu_);
+  launched_.erase(node);
+  workers_[node] = Worker{w.process, std::move(w.handle), ++generations_[node]};
+  return Readiness::kReady;
+}
+
+bool WorkerPool::pause(const std::string& node) {
+  std::lock_guard acting(act_mu_);
+  Process* p = process(node);
+  if (p == nullptr) return false;
+  if (!p->pause()) {
+    p->resume();  // not reported as paused, so nothing else would ever resume it
+    throw HarnessError("worker on " + node + " did not stop within 2 s of SIGSTOP");
+  }
+  return true;
 }
 
 void WorkerPool::resume(const std::string& node) {
   if (Process* p = process(node)) p->resume();
 }
 
-void WorkerPool::kill(const std::string& node) {
-  Worker w = current(node);
-  if (w.process == nullptr) return;
-  {
-    std::lock_guard lock(mu_);
-    workers_.erase(node);  // sessions see the node down from now on
+WorkerPool::Worker WorkerPool::take(const std::string& node) {
+  std::lock_guard lock(mu_);  // sessions see the node down from now on
+  Worker w;
+  if (auto it = workers_.find(node); it != workers_.end()) {
+    w = it->second;
+    workers_.erase(it);
   }
-  w.process->crash();
+  return w;
 }
 
-void WorkerPool::stop(const std::string& node) {
-  Worker w = current(node);
-  if (w.process == nullptr) return;
-  {
-    std::lock_guard lock(mu_);
-    workers_.erase(node);
-  }
+bool WorkerPool::kill(const std::string& node) {
+  std::lock_guard acting(act_mu_);
+  Worker w = take(node);
+  if (w.process == nullptr) return false;
+  w.process->crash();
+  return true;
+}
+
+bool WorkerPool::stop(const std::string& node) {
+  std::lock_guard acting(act_mu_);
+  Worker w = take(node);
+  if (w.process == nullptr) return false;
   w.process->expect_exit();
   w.handle->shutdown(milliseconds(1000));
   w.process->stop(milliseconds(2000));
+  return true;
 }
 
 void WorkerPool::shutdown_all(milliseconds timeout) {

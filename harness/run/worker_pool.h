@@ -5,7 +5,9 @@
 // start() spawns a node's worker, waits for its socket and sets it up (lock client of the
 // backend, stub of the resource); kill() crashes it (an expected exit) and start() brings
 // up a fresh one. Sessions look the current worker up by node for every op, so a restarted
-// worker is used at once. Thread-safe. The Runtime must outlive the pool.
+// worker is used at once. Thread-safe: pause, kill and stop are serialized, so that a pause
+// never lands on a worker being killed and is reported as done. The Runtime must outlive
+// the pool.
 #pragma once
 
 #include <chrono>
@@ -50,11 +52,18 @@ class WorkerPool final : public NodeProcesses {
 
   // NodeProcesses
   std::vector<std::string> nodes() const override { return nodes_; }
-  void pause(const std::string& node) override;
+  bool pause(const std::string& node) override;
   void resume(const std::string& node) override;
-  void kill(const std::string& node) override;
-  void stop(const std::string& node) override;  // asks the worker to exit, then stops it
-  void start(const std::string& node) override;
+  bool kill(const std::string& node) override;
+  bool stop(const std::string& node) override;  // asks the worker to exit, then stops it
+  // Spawns the node's worker (no-op while it has one, running or starting).
+  void launch(const std::string& node) override;
+  // Connects to the launched worker and sets it up: kReady, or kGaveUp when give_up (or
+  // the runtime's interrupt check) said so. A worker is the bench's own: one that does not
+  // answer within 10 s throws HarnessError with its log tail instead of kTimedOut.
+  Readiness await_ready(const std::string& node, const CancelCheck& give_up) override;
+  // launch() and await_ready() for setup: throws HarnessError, or Interrupted on Ctrl-C.
+  void start(const std::string& node);
 
  private:
   struct Worker {
@@ -63,12 +72,15 @@ class WorkerPool final : public NodeProcesses {
     std::uint64_t generation = 0;
   };
   Worker current(const std::string& node) const;
+  Worker take(const std::string& node);  // forgets the node's worker
 
   Runtime& runtime_;
   const WorkerSetup setup_;
   const std::vector<std::string> nodes_;
-  mutable std::mutex mu_;
-  std::map<std::string, Worker> workers_;
+  mutable std::mutex mu_;  // workers_, launched_, generations_: held only briefly
+  std::mutex act_mu_;      // pause, kill, stop of one worker at a time (bounded, ≤ 3 s)
+  std::map<std::string, Worker> workers_;   // set up and in use
+  std::map<std::string, Worker> launched_;  // spawned, not yet set up
   std::map<std::string, std::uint64_t> generations_;
 };
 

@@ -1,13 +1,15 @@
 // FakeNemesisEnv: every capability of a NemesisContext, recording instead of acting, on a
 // ManualTime so that tests move time by hand and never sleep. Process actions are kept in
-// one ordered list as signals (pause = SIGSTOP, resume = SIGCONT, kill = SIGKILL, start =
-// 0) so tests can assert what a nemesis did, in order. Thread-safe, because the schedule
+// one ordered list as signals (pause = SIGSTOP, resume = SIGCONT, kill = SIGKILL, stop =
+// SIGTERM, launch = 0) so tests can assert what a nemesis did, in order; a killed or
+// stopped node is down (pause/kill/stop do nothing and return false) until launched. Thread-safe, because the schedule
 // may call it from its own thread while the test reads it.
 #pragma once
 
 #include <csignal>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -26,6 +28,7 @@ struct Recorded {
   std::string f;
   nlohmann::json value;
   TimeSource::Instant at;  // the ManualTime when it was recorded
+  std::optional<TimeSource::Instant> planned;
 };
 
 class FakeNemesisEnv {
@@ -40,6 +43,11 @@ class FakeNemesisEnv {
   std::vector<Recorded> records() const {
     std::lock_guard lock(mu_);
     return records_;
+  }
+  // await_ready of node times out from now on (a server whose quorum is withheld).
+  void never_ready(const std::string& node) {
+    std::lock_guard lock(mu_);
+    never_ready_.insert(node);
   }
   std::vector<Grudge> cuts() const {
     std::lock_guard lock(mu_);
@@ -76,16 +84,46 @@ class FakeNemesisEnv {
    public:
     Processes(FakeNemesisEnv& env, std::vector<std::string> nodes) : env_(env), nodes_(std::move(nodes)) {}
     std::vector<std::string> nodes() const override { return nodes_; }
-    void pause(const std::string& node) override { env_.add_signal(node, SIGSTOP); }
-    void resume(const std::string& node) override { env_.add_signal(node, SIGCONT); }
-    void kill(const std::string& node) override { env_.add_signal(node, SIGKILL); }
-    void stop(const std::string& node) override { env_.add_signal(node, SIGTERM); }
-    void start(const std::string& node) override { env_.add_signal(node, 0); }
+    // A node is down between a kill or stop and its launch; actions on it then do nothing.
+    bool pause(const std::string& node) override { return act(node, SIGSTOP); }
+    void resume(const std::string& node) override { act(node, SIGCONT); }
+    bool kill(const std::string& node) override {
+      if (!act(node, SIGKILL)) return false;
+      std::lock_guard lock(env_.mu_);
+      env_.down_.insert(node);
+      return true;
+    }
+    bool stop(const std::string& node) override {
+      if (!act(node, SIGTERM)) return false;
+      std::lock_guard lock(env_.mu_);
+      env_.down_.insert(node);
+      return true;
+    }
+    void launch(const std::string& node) override {
+      {
+        std::lock_guard lock(env_.mu_);
+        env_.down_.erase(node);
+      }
+      env_.add_signal(node, 0);
+    }
+    Readiness await_ready(const std::string& node, const CancelCheck& give_up) override {
+      std::lock_guard lock(env_.mu_);
+      if (env_.never_ready_.contains(node)) return give_up && give_up() ? Readiness::kGaveUp : Readiness::kTimedOut;
+      return Readiness::kReady;
+    }
     std::optional<std::string> leader() const override {
       return nodes_.empty() ? std::nullopt : std::optional(nodes_.front());
     }
 
    private:
+    bool act(const std::string& node, int sig) {
+      {
+        std::lock_guard lock(env_.mu_);
+        if (env_.down_.contains(node)) return false;
+      }
+      env_.add_signal(node, sig);
+      return true;
+    }
     FakeNemesisEnv& env_;
     std::vector<std::string> nodes_;
   };
@@ -117,9 +155,10 @@ class FakeNemesisEnv {
   class Log final : public FaultLog {
    public:
     explicit Log(FakeNemesisEnv& env) : env_(env) {}
-    void record(const std::string& f, const nlohmann::json& value) override {
+    void record(const std::string& f, const nlohmann::json& value,
+                std::optional<TimeSource::Instant> planned) override {
       std::lock_guard lock(env_.mu_);
-      env_.records_.push_back({f, value, env_.time.now()});
+      env_.records_.push_back({f, value, env_.time.now(), planned});
     }
 
    private:
@@ -127,6 +166,8 @@ class FakeNemesisEnv {
   };
 
   mutable std::mutex mu_;
+  std::set<std::string> down_;         // killed or stopped, not launched again
+  std::set<std::string> never_ready_;  // await_ready times out for these
   std::vector<Signal> signals_;
   std::vector<Recorded> records_;
   std::vector<Grudge> cuts_;

@@ -179,16 +179,18 @@ TEST(NemesisSchedule, AFaultThatCannotBeInjectedStopsTheSchedule) {
   FakeNemesisEnv env(kClients, kServers);
   struct FailingProcesses : NodeProcesses {
     std::vector<std::string> nodes() const override { return {"n1"}; }
-    void pause(const std::string&) override { throw HarnessError("cannot stop n1"); }
+    bool pause(const std::string&) override { throw HarnessError("cannot stop n1"); }
     void resume(const std::string&) override {}
-    void kill(const std::string&) override {}
-    void stop(const std::string&) override {}
-    void start(const std::string&) override {}
+    bool kill(const std::string&) override { return true; }
+    bool stop(const std::string&) override { return true; }
+    void launch(const std::string&) override {}
+    Readiness await_ready(const std::string&, const CancelCheck&) override { return Readiness::kReady; }
   } failing;
   NemesisContext ctx{env.ctx.net, failing, env.ctx.clients, env.ctx.clocks, env.ctx.log, env.time};
   NemesisSchedule s({"pause-server"}, milliseconds(1), 1, ctx, FaultOptions{});
   run_for(env, s, 3);
-  EXPECT_EQ(s.error(), "cannot stop n1");
+  EXPECT_NE(s.error().find("the pause family: cannot stop n1"), std::string::npos) << s.error();
+  EXPECT_NE(s.error().find("faults in force then: none"), std::string::npos) << s.error();
   EXPECT_TRUE(env.records().empty());
 }
 

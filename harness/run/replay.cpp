@@ -1,0 +1,69 @@
+#include "harness/run/replay.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+
+#include "checkers/history_reader.h"
+#include "platform/errors.h"
+
+namespace fencecheck {
+
+namespace fs = std::filesystem;
+
+RunConfig replayed_config(const RunConfig& given) {
+  fs::path file = fs::path(given.replay) / "config.json";
+  std::error_code ec;
+  if (!fs::is_regular_file(file, ec)) {
+    throw HarnessError("cannot read " + file.string() + ": is " + given.replay + " a run directory?");
+  }
+  std::ifstream in(file);
+  if (!in) throw HarnessError("cannot read " + file.string() + ": is " + given.replay + " a run directory?");
+  nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  if (j.is_discarded()) throw InputError(file.string(), 0, "", "not JSON");
+  RunConfig c = RunConfig::from_json(j, file.string());
+  c.replay = fs::absolute(given.replay).string();
+  c.store = given.store;
+  if (!given.name.empty()) c.name = given.name;
+  c.junit = given.junit;
+  return c;
+}
+
+std::string replay_history_path(const std::string& run_dir) {
+  return (fs::path(run_dir) / "history.jsonl").string();
+}
+
+std::vector<ReplayLine> read_replay_lines(const std::string& run_dir) {
+  struct Recorded {
+    std::int64_t time;
+    ReplayLine line;
+  };
+  const std::string file = replay_history_path(run_dir);
+  std::vector<Recorded> recorded;
+  std::optional<std::int64_t> test_start;
+  HistoryReader reader(file);
+  Event e;
+  while (reader.next(e)) {
+    if (!e.is_nemesis()) {
+      if (!test_start) test_start = e.time;
+      continue;
+    }
+    nlohmann::json value = nlohmann::json::parse(e.value, nullptr, false);
+    if (!value.is_object() || !value.contains("fault") || !value["fault"].is_string()) {
+      throw InputError(file, e.line, "value.fault", "a nemesis line to replay must name its fault");
+    }
+    if (value.contains("not_applied")) continue;  // it changed nothing
+    value.erase("planned_ns");                    // the replaying run plans its own
+    recorded.push_back({e.time, ReplayLine{{}, e.f_name, std::move(value), e.line}});
+  }
+  std::vector<ReplayLine> lines;
+  for (auto& r : recorded) {
+    std::int64_t after = std::max<std::int64_t>(0, r.time - test_start.value_or(0));
+    r.line.after = std::chrono::nanoseconds(after);
+    lines.push_back(std::move(r.line));
+  }
+  return lines;
+}
+
+}  // namespace fencecheck

@@ -1,0 +1,31 @@
+// --replay: the stored run a replaying run copies — its configuration and the nemesis
+// lines it applies again at the same offsets from the start of the test phase.
+//
+// A line recorded as "not_applied" (its target was down) changed nothing and is left out.
+// read_replay_lines() checks the shape of every line; whether each line's nodes, fault and
+// action fit the replaying run is nemesis/replay_check.h's, before anything starts. Errors
+// are InputError naming the file and line, or HarnessError when the run directory cannot
+// be read. Pure functions over files.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "harness/run/run_config.h"
+#include "nemesis/schedule.h"
+
+namespace fencecheck {
+
+// The stored run's configuration (given.replay/config.json); only the store, the name and
+// --junit come from `given`.
+RunConfig replayed_config(const RunConfig& given);
+
+// The stored run's nemesis lines, due at the same offsets from the start of its test
+// phase: its first client invoke (its setup took its own time, so offsets from its t0 would
+// shift every fault by the difference in setup times).
+std::vector<ReplayLine> read_replay_lines(const std::string& run_dir);
+
+// Where read_replay_lines() reads, for messages.
+std::string replay_history_path(const std::string& run_dir);
+
+}  // namespace fencecheck
