@@ -93,7 +93,7 @@ PostgresServerOptions PostgresServerOptions::from_options(const BackendOptions& 
 }
 
 std::string postgres_config_text(const std::string& address, std::uint16_t port,
-                                 const fs::path& socket_dir) {
+                                 const fs::path& socket_dir, PgSharedMemory shm) {
   std::string conf = "\n# written by fencecheck\n";
   conf += "listen_addresses = " + quoted(address) + "\n";
   conf += "port = " + std::to_string(port) + "\n";
@@ -102,6 +102,9 @@ std::string postgres_config_text(const std::string& address, std::uint16_t port,
   // Durable commits, so that a crash-restart keeps every granted lease (initdb's --no-sync
   // only skips syncing the files it writes).
   conf += "fsync = on\nsynchronous_commit = on\nfull_page_writes = on\n";
+  // Never /dev/shm, which nothing of the run owns and which a SIGKILLed server leaves full.
+  conf += std::string("dynamic_shared_memory_type = ") +
+          (shm == PgSharedMemory::kPrivateIpc ? "sysv" : "mmap") + "\n";
   conf += "logging_collector = off\n";  // stderr, which the Runtime appends to the node's log
   conf += "log_connections = on\nlog_disconnections = on\n";
   conf += "log_line_prefix = '%m [%p] %q%a '\n";  // application_name: the client's node
@@ -170,7 +173,8 @@ void PostgresServer::configure(Runtime& runtime, const std::string& node, const 
                     : ""));
   // The socket path must fit in sun_path; a long store path gets TCP alone.
   fs::path socket_dir = (dir / (".s.PGSQL." + std::to_string(e.port))).string().size() < 100 ? dir : fs::path();
-  write_file(data / "postgresql.conf", postgres_config_text(e.address, e.port, socket_dir), std::ios::app);
+  const PgSharedMemory shm = as_root_ ? PgSharedMemory::kPrivateIpc : PgSharedMemory::kDataDir;
+  write_file(data / "postgresql.conf", postgres_config_text(e.address, e.port, socket_dir, shm), std::ios::app);
   write_file(data / "pg_hba.conf", postgres_hba_text(e.address), std::ios::trunc);
   endpoints_[node] = e;
 }
@@ -178,7 +182,8 @@ void PostgresServer::configure(Runtime& runtime, const std::string& node, const 
 ProcessSpec PostgresServer::daemon(const std::string& node) const {
   const Endpoint& e = endpoint(node);
   std::vector<std::string> server = as_postgres({(bin_dir_ / "postgres").string(), "-D", (e.dir / "data").string()});
-  if (as_root_) server.insert(server.begin(), {"unshare", "--pid", "--fork", "--"});
+  // --ipc: the server's SysV segments die with its last process (see the header).
+  if (as_root_) server.insert(server.begin(), {"unshare", "--pid", "--ipc", "--fork", "--"});
   ProcessSpec spec;
   spec.node = node;
   spec.name = "postgres";

@@ -12,6 +12,19 @@
 // paused server answers nobody, not even its open sessions. Without root the server runs
 // as the calling user, without a PID namespace.
 //
+// Shared memory. PostgreSQL keeps a SysV segment (its interlock) and dynamic segments
+// (/dev/shm/PostgreSQL.* by default) that outlive a postmaster killed with SIGKILL, so a
+// crashed run, or a server killed and never restarted, used to leave them behind. As root
+// the server also gets its own IPC namespace (`unshare --ipc`) and its dynamic segments are
+// SysV too (dynamic_shared_memory_type = sysv): every segment of the server then lives in
+// a namespace that the kernel destroys, segments and all, when the last server process
+// dies — however it dies, and with no record to keep or to trust. Nothing of another
+// cluster's can be touched, and clean needs no knowledge of PostgreSQL: killing the run's
+// process groups is enough. Without root (no IPC namespace) the dynamic segments are
+// files in the data directory (dynamic_shared_memory_type = mmap), which belongs to the
+// run; only the interlock segment (a header of about a hundred bytes) can then be left by
+// a crash, and PostgreSQL itself removes it at the next start on the same directory.
+//
 // Options (--backend-opt): `lock` (lease, the default, or advisory: which lock client runs)
 // and the session settings the clients pass at connect: idle_session_timeout_ms,
 // keepalives_idle_s, keepalives_interval_s, keepalives_count (0: off / the OS default).
@@ -42,10 +55,14 @@ struct PostgresServerOptions {
 
 std::vector<BackendOption> postgres_option_specs();
 
+// Where the server's dynamic shared memory goes (see above): SysV segments in the
+// server's own IPC namespace, or files in its data directory.
+enum class PgSharedMemory { kPrivateIpc, kDataDir };
+
 // The lines fencecheck appends to postgresql.conf for a server bound to address:port with
 // its Unix socket in socket_dir (none when socket_dir is empty).
 std::string postgres_config_text(const std::string& address, std::uint16_t port,
-                                 const std::filesystem::path& socket_dir);
+                                 const std::filesystem::path& socket_dir, PgSharedMemory shm);
 // pg_hba.conf: trust for the node's own /24 (the run's private network) and for 127.0.0.1.
 std::string postgres_hba_text(const std::string& address);
 

@@ -95,7 +95,7 @@ TEST(PostgresOptions, MalformedClientConfigsNameTheField) {
 }
 
 TEST(PostgresOptions, ConfigFilesBindTheNodeAndTrustTheRunNetwork) {
-  std::string conf = postgres_config_text("10.77.3.2", 5432, "/tmp/x'y");
+  std::string conf = postgres_config_text("10.77.3.2", 5432, "/tmp/x'y", PgSharedMemory::kPrivateIpc);
   EXPECT_NE(conf.find("listen_addresses = '10.77.3.2'"), std::string::npos);
   EXPECT_NE(conf.find("port = 5432"), std::string::npos);
   EXPECT_NE(conf.find("unix_socket_directories = '/tmp/x''y'"), std::string::npos);
@@ -103,6 +103,17 @@ TEST(PostgresOptions, ConfigFilesBindTheNodeAndTrustTheRunNetwork) {
   EXPECT_NE(conf.find("log_connections = on"), std::string::npos);
   EXPECT_NE(postgres_hba_text("10.77.3.2").find("host all all 10.77.3.0/24 trust"), std::string::npos);
   EXPECT_EQ(postgres_hba_text("127.0.0.1").find("/24"), std::string::npos);
+}
+
+// Dynamic shared memory never goes to /dev/shm, where a SIGKILLed server leaves it: SysV in
+// the server's own IPC namespace (root), or files in its data directory.
+TEST(PostgresOptions, DynamicSharedMemoryStaysWithTheServer) {
+  EXPECT_NE(postgres_config_text("10.77.3.2", 5432, "", PgSharedMemory::kPrivateIpc)
+                .find("dynamic_shared_memory_type = sysv\n"),
+            std::string::npos);
+  EXPECT_NE(postgres_config_text("127.0.0.1", 5432, "", PgSharedMemory::kDataDir)
+                .find("dynamic_shared_memory_type = mmap\n"),
+            std::string::npos);
 }
 
 }  // namespace
