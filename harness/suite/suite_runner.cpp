@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,6 +14,7 @@
 #include <stdexcept>
 
 #include "platform/errors.h"
+#include "platform/json_text.h"
 #include "platform/stop_signals.h"
 
 namespace fencecheck {
@@ -47,23 +49,27 @@ std::string arg_of(const std::vector<std::string>& args, const std::string& flag
   return fallback;
 }
 
-std::string log_tail(const fs::path& log, std::size_t max_chars = 600) {
-  std::ifstream in(log);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return text.size() > max_chars ? "…" + text.substr(text.size() - max_chars) : text;
-}
-
 // Runs `exe run ARGS` in its own process group (so a terminal's Ctrl-C reaches only the
 // suite, which passes it on once), output to log. Returns the exit code, -1 when killed.
+//
+// The run dies with the suite (PR_SET_PDEATHSIG), as the run's own servers and workers
+// die with the run: a killed suite leaves nothing going, and `fencecheck clean` removes
+// what the run had recorded. SIGKILL rather than SIGTERM: nobody is left to read what a
+// run would go on to judge, and a run stuck in a wait must not outlive its suite. The
+// signal comes when the thread that forked exits, so call this from the suite's main
+// thread.
 int run_child(const fs::path& exe, const std::vector<std::string>& args, const fs::path& log) {
   std::vector<std::string> argv_s = {exe.string(), "run"};
   argv_s.insert(argv_s.end(), args.begin(), args.end());
   std::vector<char*> argv;
   for (auto& a : argv_s) argv.push_back(a.data());
   argv.push_back(nullptr);
+  const pid_t suite = ::getpid();
   pid_t pid = ::fork();
   if (pid < 0) throw HarnessError("cannot fork a run: " + std::string(std::strerror(errno)));
   if (pid == 0) {
+    // If the suite died before prctl took effect, nobody would ever signal us.
+    if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != suite) ::_exit(127);
     ::setpgid(0, 0);
     int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd >= 0) {
@@ -113,7 +119,7 @@ SuiteRun run_once(const SuiteCase& c, const SuiteOptions& o, std::uint64_t seed,
   }
   if (run.results.is_null()) {
     run.error = "exit " + std::to_string(run.exit_code) + ", no results.json; log " + log.string() + ": " +
-                log_tail(log);
+                run_log_tail(log);
     return run;
   }
   run.first_violation_s = earliest_violation(run.results);
@@ -122,6 +128,16 @@ SuiteRun run_once(const SuiteCase& c, const SuiteOptions& o, std::uint64_t seed,
 }
 
 }  // namespace
+
+std::string run_log_tail(const fs::path& log, std::size_t max_bytes) {
+  std::ifstream in(log);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (text.size() <= max_bytes) return valid_utf8(text);
+  std::size_t from = text.size() - max_bytes;
+  // Start on a character, not inside one.
+  while (from < text.size() && (static_cast<unsigned char>(text[from]) & 0xC0) == 0x80) ++from;
+  return "…" + valid_utf8(std::string_view(text).substr(from));
+}
 
 std::string SuiteRun::verdict_text() const {
   if (results.is_null()) return "harness error";

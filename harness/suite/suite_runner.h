@@ -6,7 +6,10 @@
 // Ctrl-C (SIGINT/SIGTERM to the suite) is passed to the run in progress once, which heals,
 // tears down and judges what it recorded; the suite then stops and returns what it has,
 // marked interrupted. A run that fails as a harness (exit 3) is recorded with its log
-// tail and the suite goes on. Not thread-safe: one suite per process.
+// tail and the suite goes on. A suite killed outright (SIGKILL) takes its run with it
+// (PR_SET_PDEATHSIG), and the run's servers die with the run; `fencecheck clean` removes
+// the rest. Not thread-safe: one suite per process, run from its main thread (the run is
+// signalled when the thread that started it exits).
 #pragma once
 
 #include <cstdint>
@@ -65,6 +68,10 @@ struct SuiteResult {
   std::vector<SuiteRow> rows;
   bool interrupted = false;
 };
+
+// The last max_bytes of a run's log, from a character boundary, as valid UTF-8: it goes
+// into suite.json, and a server's stray bytes must not make that unwritable.
+std::string run_log_tail(const std::filesystem::path& log, std::size_t max_bytes = 600);
 
 // Throws HarnessError when the suite directory cannot be made.
 SuiteResult run_suite(const std::vector<SuiteCase>& cases, const SuiteOptions& options);
