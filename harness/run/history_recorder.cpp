@@ -4,6 +4,7 @@
 #include <cstring>
 #include <ctime>
 
+#include "platform/json_text.h"
 #include "platform/runtime.h"
 
 namespace fencecheck {
@@ -88,7 +89,9 @@ nlohmann::ordered_json HistoryRecorder::stamp_locked() const {
 }
 
 void HistoryRecorder::write_locked(const nlohmann::ordered_json& line) {
-  std::string text = line.dump() + "\n";
+  // A server's error message may hold any bytes; losing the line (or the run) over one of
+  // them would be worse than a replacement character.
+  std::string text = dump_json(line) + "\n";
   if (std::fwrite(text.data(), 1, text.size(), file_) != text.size() || std::fflush(file_) != 0) {
     throw HarnessError("cannot write " + path_.string() + ": " + std::strerror(errno));
   }

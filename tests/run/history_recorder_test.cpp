@@ -114,6 +114,26 @@ TEST(HistoryRecorder, ConcurrentWritersMakeAValidHistory) {
   EXPECT_EQ(seen[OpType::kInfo], expected[OpType::kInfo] * kThreads + kOps / 50);
 }
 
+// A server's message with bytes that are not UTF-8 (a latin-1 locale, a message cut
+// mid-character) must not abort the run: the line is written with U+FFFD in their place.
+TEST(HistoryRecorder, InvalidUtf8IsReplacedNotFatal) {
+  TempDir dir;
+  auto path = dir.path() / "history.jsonl";
+  const std::string bad = "FATAL: r\xf4le \"x\" does not exist \xe2\x82";  // latin-1 ô, cut €
+  {
+    HistoryRecorder h(path, HistoryRecorder::monotonic_ns());
+    h.record(1, OpType::kInvoke, OpFn::kAcquire, "l0", nullptr, "c1");
+    ASSERT_NO_THROW(h.record(1, OpType::kFail, OpFn::kAcquire, "l0", nullptr, "c1", bad));
+    ASSERT_NO_THROW(h.record_nemesis("kill", {{"targets", {"n1"}}, {"log", "\xff\xfe"}}));
+    EXPECT_EQ(h.events(), 3u);
+  }
+  auto lines = raw_lines(path);
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[1]["error"], "FATAL: r\uFFFDle \"x\" does not exist \uFFFD") << lines[1];
+  EXPECT_EQ(lines[2]["value"]["log"], "\uFFFD\uFFFD") << lines[2];
+  EXPECT_EQ(read_all(path).size(), 3u);
+}
+
 TEST(HistoryRecorder, NeverOverwritesAnExistingFile) {
   TempDir dir;
   auto path = dir.path() / "history.jsonl";
