@@ -1,15 +1,18 @@
 #include "harness/resource/fenced_store.h"
 
+#include <cerrno>
+#include <cstring>
+
 #include <nlohmann/json.hpp>
 
 #include "checkers/canonical_json.h"
+#include "platform/errors.h"
+#include "platform/json_text.h"
 
 namespace fencecheck {
 namespace {
 
-std::string json_string(const std::string& s) {
-  return nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
+std::string json_string(const std::string& s) { return dump_json(nlohmann::json(s)); }
 
 }  // namespace
 
@@ -20,8 +23,17 @@ std::optional<ResourceMode> parse_resource_mode(std::string_view s) {
 }
 
 FencedStore::FencedStore(ResourceMode mode, std::ostream& log,
-                         std::function<std::int64_t()> clock)
-    : mode_(mode), log_(log), clock_(std::move(clock)) {}
+                         std::function<std::int64_t()> clock, std::string log_name)
+    : mode_(mode), log_(log), clock_(std::move(clock)), log_name_(std::move(log_name)) {}
+
+std::string FencedStore::log_error() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return log_error_;
+}
+
+void FencedStore::check_log_locked() const {
+  if (!log_error_.empty()) throw HarnessError(log_error_ + " (the resource stopped serving)");
+}
 
 std::string FencedStore::refusal_locked(const KeyState& state, std::optional<std::int64_t> token) const {
   if (mode_ == ResourceMode::kFenced && token && state.highest_token && *token < *state.highest_token) {
@@ -44,6 +56,7 @@ void FencedStore::raise_locked(KeyState& state, std::optional<std::int64_t> toke
 ReadOutcome FencedStore::read(const std::string& key, std::optional<std::int64_t> token,
                               const std::string& client) {
   std::lock_guard<std::mutex> lock(mu_);
+  check_log_locked();
   KeyState& state = keys_[key];
   ReadOutcome out;
   out.reason = admit_locked(state, token);
@@ -58,6 +71,7 @@ WriteOutcome FencedStore::write(const std::string& key, std::optional<std::int64
   // The form the checkers compare values in, so that the log and the history agree.
   std::optional<std::string> parsed = canonical_json_text(value_json);
   std::lock_guard<std::mutex> lock(mu_);
+  check_log_locked();
   if (!parsed) {
     WriteOutcome out{false, "value is not valid JSON"};
     log_locked(key, "write", token, "null", nullptr, false, out.reason, client);
@@ -79,6 +93,7 @@ WriteOutcome FencedStore::cas(const std::string& key, std::optional<std::int64_t
   std::optional<std::string> expect = canonical_json_text(expect_json);
   std::optional<std::string> value = canonical_json_text(value_json);
   std::lock_guard<std::mutex> lock(mu_);
+  check_log_locked();
   if (!expect || !value) {
     WriteOutcome out{false, std::string(expect ? "value" : "expect") + " is not valid JSON"};
     log_locked(key, "cas", token, value ? *value : "null", expect ? expect->c_str() : "null", false,
@@ -116,7 +131,15 @@ void FencedStore::log_locked(const std::string& key, const char* op,
   line += accepted ? std::string(",\"accepted\":true,\"reason\":null")
                     : ",\"accepted\":false,\"reason\":" + json_string(reason);
   line += ",\"client\":" + json_string(client) + "}\n";
+  errno = 0;
   log_ << line << std::flush;
+  if (!log_) {
+    // The stream keeps no error code; errno still holds the failed write's when there was one.
+    int err = errno;
+    log_error_ = "cannot write " + log_name_ + ": " +
+                 (err != 0 ? std::string(std::strerror(err)) : std::string("the stream failed"));
+    throw HarnessError(log_error_);
+  }
 }
 
 }  // namespace fencecheck

@@ -16,6 +16,12 @@
 // (DESIGN.md: seq, time, key, op, token, value, accepted, reason, client) and flushed
 // before the call returns. One mutex serializes apply + log, so seq order is apply order
 // and time never decreases. Thread-safe. The log stream is not owned and must outlive it.
+//
+// The log is the only witness the resource checker has, so a line that cannot be written
+// (disk full, I/O error) is fatal to the store: that call throws HarnessError naming the
+// log, and every later call throws too, applying nothing — an access missing from the log
+// could hide a stale write, and a verdict over such a log could be a false `valid`. The
+// service turns this into an error reply and the process's exit (resource_server.h).
 #pragma once
 
 #include <cstdint>
@@ -46,8 +52,10 @@ struct ReadOutcome {
 
 class FencedStore {
  public:
-  // clock: nanoseconds since the test started, stamped on each log line.
-  FencedStore(ResourceMode mode, std::ostream& log, std::function<std::int64_t()> clock);
+  // clock: nanoseconds since the test started, stamped on each log line. log_name names
+  // the log in error messages (its path).
+  FencedStore(ResourceMode mode, std::ostream& log, std::function<std::int64_t()> clock,
+              std::string log_name = "the resource log");
 
   // The key's value, unless the token is stale (fenced mode).
   ReadOutcome read(const std::string& key, std::optional<std::int64_t> token, const std::string& client);
@@ -63,6 +71,8 @@ class FencedStore {
                    const std::string& client);
 
   ResourceMode mode() const { return mode_; }
+  // Why the log failed; empty while it has not.
+  std::string log_error() const;
 
  private:
   struct KeyState {
@@ -79,10 +89,15 @@ class FencedStore {
                   const std::string& value_json, const char* expect_json, bool accepted,
                   const std::string& reason, const std::string& client);
 
+  // Throws once the log has failed: nothing may be applied that the log cannot show.
+  void check_log_locked() const;
+
   const ResourceMode mode_;
   std::ostream& log_;
   std::function<std::int64_t()> clock_;
-  std::mutex mu_;
+  const std::string log_name_;
+  std::string log_error_;  // set once, by the first write that fails
+  mutable std::mutex mu_;
   std::map<std::string, KeyState> keys_;
   std::uint64_t next_seq_ = 0;
 };

@@ -3,6 +3,7 @@
 #include <time.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <fstream>
 #include <mutex>
 
@@ -17,40 +18,58 @@ namespace {
 
 class ResourceService final : public proto::Resource::Service {
  public:
-  explicit ResourceService(FencedStore& store) : store_(store) {}
+  ResourceService(FencedStore& store, std::function<void(const std::string&)> on_failure)
+      : store_(store), on_failure_(std::move(on_failure)) {}
 
   grpc::Status Read(grpc::ServerContext*, const proto::ReadRequest* req,
                     proto::ReadReply* reply) override {
-    std::optional<std::int64_t> token;
-    if (req->has_token()) token = req->token();
-    ReadOutcome out = store_.read(req->key(), token, req->client());
-    reply->set_accepted(out.accepted);
-    reply->set_reason(out.reason);
-    reply->set_value_json(out.value);
-    return grpc::Status::OK;
+    return guarded([&] {
+      ReadOutcome out = store_.read(req->key(), token_of(*req), req->client());
+      reply->set_accepted(out.accepted);
+      reply->set_reason(out.reason);
+      reply->set_value_json(out.value);
+    });
   }
 
   grpc::Status Write(grpc::ServerContext*, const proto::WriteRequest* req,
                      proto::WriteReply* reply) override {
-    std::optional<std::int64_t> token;
-    if (req->has_token()) token = req->token();
-    WriteOutcome out = store_.write(req->key(), token, req->value_json(), req->client());
-    reply->set_accepted(out.accepted);
-    reply->set_reason(out.reason);
-    return grpc::Status::OK;
+    return guarded([&] {
+      WriteOutcome out = store_.write(req->key(), token_of(*req), req->value_json(), req->client());
+      reply->set_accepted(out.accepted);
+      reply->set_reason(out.reason);
+    });
   }
 
   grpc::Status Cas(grpc::ServerContext*, const proto::CasRequest* req, proto::WriteReply* reply) override {
-    std::optional<std::int64_t> token;
-    if (req->has_token()) token = req->token();
-    WriteOutcome out = store_.cas(req->key(), token, req->expect_json(), req->value_json(), req->client());
-    reply->set_accepted(out.accepted);
-    reply->set_reason(out.reason);
-    return grpc::Status::OK;
+    return guarded([&] {
+      WriteOutcome out =
+          store_.cas(req->key(), token_of(*req), req->expect_json(), req->value_json(), req->client());
+      reply->set_accepted(out.accepted);
+      reply->set_reason(out.reason);
+    });
   }
 
  private:
+  template <typename Request>
+  static std::optional<std::int64_t> token_of(const Request& req) {
+    return req.has_token() ? std::optional<std::int64_t>(req.token()) : std::nullopt;
+  }
+
+  // The store throws only when its log failed: the caller cannot know whether the access
+  // took effect (INTERNAL, an unknown outcome for the worker), and the process must stop.
+  template <typename Body>
+  grpc::Status guarded(Body body) {
+    try {
+      body();
+      return grpc::Status::OK;
+    } catch (const std::exception& e) {
+      if (on_failure_) on_failure_(e.what());
+      return grpc::Status(grpc::StatusCode::INTERNAL, e.what());
+    }
+  }
+
   FencedStore& store_;
+  std::function<void(const std::string&)> on_failure_;
 };
 
 std::int64_t monotonic_ns() {
@@ -62,15 +81,17 @@ std::int64_t monotonic_ns() {
 }  // namespace
 
 struct ResourceServer::Impl {
-  explicit Impl(FencedStore& store) : service(store) {}
+  Impl(FencedStore& store, std::function<void(const std::string&)> on_failure)
+      : service(store, std::move(on_failure)) {}
   ResourceService service;
   std::unique_ptr<grpc::Server> server;
   int port = 0;
   std::once_flag shutdown_once;
 };
 
-ResourceServer::ResourceServer(FencedStore& store, const std::string& listen)
-    : impl_(std::make_unique<Impl>(store)) {
+ResourceServer::ResourceServer(FencedStore& store, const std::string& listen,
+                               std::function<void(const std::string&)> on_failure)
+    : impl_(std::make_unique<Impl>(store, std::move(on_failure))) {
   grpc::ServerBuilder builder;
   builder.AddListeningPort(listen, grpc::InsecureServerCredentials(), &impl_->port);
   builder.RegisterService(&impl_->service);
@@ -112,23 +133,34 @@ void add_resource_command(CLI::App& app) {
     std::ofstream log(opts->log, std::ios::trunc);
     if (!log) throw HarnessError("resource: cannot open log file " + opts->log);
     const std::int64_t t0 = opts->t0_ns >= 0 ? opts->t0_ns : monotonic_ns();
-    FencedStore store(*parse_resource_mode(opts->mode), log,
-                      [t0] { return monotonic_ns() - t0; });
-    std::unique_ptr<ResourceServer> server;
+    FencedStore store(*parse_resource_mode(opts->mode), log, [t0] { return monotonic_ns() - t0; },
+                      opts->log);
+    // The main thread waits for a stop signal or a failed log line, then shuts the server
+    // down: Shutdown() from a gRPC handler would wait for that very handler.
     std::mutex mu;
+    std::condition_variable changed;
     bool stop_requested = false;
+    std::string failure;
     StopSignalWatcher watcher([&](int) {
       std::lock_guard<std::mutex> lock(mu);
       stop_requested = true;
-      if (server) server->shutdown();
+      changed.notify_all();
+    });
+    ResourceServer server(store, opts->listen, [&](const std::string& why) {
+      std::lock_guard<std::mutex> lock(mu);
+      if (failure.empty()) failure = why;
+      changed.notify_all();
     });
     {
-      auto built = std::make_unique<ResourceServer>(store, opts->listen);
-      std::lock_guard<std::mutex> lock(mu);
-      server = std::move(built);
-      if (stop_requested) server->shutdown();
+      std::unique_lock<std::mutex> lock(mu);
+      changed.wait(lock, [&] { return stop_requested || !failure.empty(); });
     }
-    server->wait();
+    server.shutdown();
+    server.wait();
+    std::lock_guard<std::mutex> lock(mu);
+    if (!failure.empty()) throw HarnessError(failure);
+    log.close();
+    if (!log) throw HarnessError("cannot close " + opts->log + ": its last lines may be lost");
   });
 }
 
