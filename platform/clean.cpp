@@ -49,7 +49,23 @@ bool netns_exists(const std::string& name) {
 
 bool delete_netns(const std::string& name) {
   if (!netns_exists(name)) return false;
-  os::check_command({"ip", "netns", "del", name}, "deleting network namespace " + name);
+  auto result = os::run_command({"ip", "netns", "del", name});
+  if (result.status == 0) return true;
+  // The run's own teardown (clean --force on a live run) may have deleted it meanwhile.
+  if (!netns_exists(name)) return false;
+  while (!result.output.empty() && result.output.back() == '\n') result.output.pop_back();
+  throw HarnessError("deleting network namespace " + name + " failed: `ip netns del " + name +
+                     "` exited with " + std::to_string(result.status) + ": " + result.output);
+}
+
+bool remove_path(const fs::path& path) {
+  std::error_code ec;
+  if (!fs::exists(fs::symlink_status(path, ec))) return false;
+  // A live run may be removing the same tree: what vanished under us is not an error,
+  // only what is still there after a second pass.
+  fs::remove_all(path, ec);
+  if (!ec || !fs::exists(fs::symlink_status(path))) return true;
+  fs::remove_all(path);
   return true;
 }
 
@@ -75,10 +91,7 @@ void remove_recorded(const nlohmann::json& doc, CleanReport& report) {
   for (const auto& p : doc.value("paths", nlohmann::json::array())) {
     try {
       fs::path path = p.get<std::string>();
-      if (fs::exists(fs::symlink_status(path))) {
-        fs::remove_all(path);
-        report.removed.push_back("removed " + path.string());
-      }
+      if (remove_path(path)) report.removed.push_back("removed " + path.string());
     } catch (const std::exception& e) {
       record_error("path " + p.dump(), e);
     }
@@ -148,8 +161,13 @@ void clean_one(const fs::path& file, bool force, CleanReport& report) {
   std::size_t errors_before = report.errors.size();
   cleanup::remove_recorded(doc, report);
   if (report.errors.size() == errors_before) {
-    fs::remove(file);
-    report.removed.push_back("removed state file " + file.string());
+    // A live run (--force) removes its own state file as it ends: gone is as good.
+    std::error_code ec;
+    if (fs::remove(file, ec)) {
+      report.removed.push_back("removed state file " + file.string());
+    } else if (ec) {
+      report.errors.push_back("state file " + file.string() + ": " + ec.message());
+    }
   }
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <string>
 
@@ -18,9 +19,12 @@ namespace fencecheck::cleanup {
 // members to go. True if something was killed.
 bool kill_group_if_ours(int pgid, std::optional<std::uint64_t> leader_start_time);
 
-// Deletes /run/netns/<name> with `ip netns del`. False if it did not exist. Throws
-// HarnessError on failure.
+// Deletes /run/netns/<name> with `ip netns del`. False if it did not exist, or stopped
+// existing meanwhile (someone else deleted it). Throws HarnessError if it is still there.
 bool delete_netns(const std::string& name);
+// Removes path recursively. False if it did not exist. Entries that vanish meanwhile (the
+// run removing its own files) are fine; throws std::filesystem_error if it stays.
+bool remove_path(const std::filesystem::path& path);
 bool netns_exists(const std::string& name);
 
 // Removes every process group, namespace and path recorded in a state document, adding

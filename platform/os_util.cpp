@@ -85,6 +85,30 @@ std::string quote_argv(const std::vector<std::string>& argv) {
 
 std::string strerror_string(int err) { return std::strerror(err); }
 
+void write_sync_close(int fd, const std::string& text, const std::string& name) {
+  auto fail = [&](const char* step, int err) {
+    throw HarnessError(std::string("cannot ") + step + " " + name + ": " + strerror_string(err));
+  };
+  for (std::size_t done = 0; done < text.size();) {
+    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int err = errno;
+      ::close(fd);
+      fail("write", err);
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  if (::fsync(fd) != 0) {
+    int err = errno;
+    ::close(fd);
+    fail("fsync", err);
+  }
+  // close() may report a deferred write error (NFS, some FUSE stores); it is not retried
+  // on EINTR, since Linux has released the descriptor by then.
+  if (::close(fd) != 0) fail("close", errno);
+}
+
 std::string install_hint(const std::string& program) {
   static const std::map<std::string, std::string> packages = {
       {"ip", "iproute2"},          {"iptables-nft", "iptables"},
@@ -199,6 +223,12 @@ std::optional<std::string> find_executable(const std::string& name) {
 CommandResult run_command(const std::vector<std::string>& argv, const std::string& input) {
   if (argv.empty()) throw HarnessError("run_command: empty command");
   Pipe in, out;
+  // Our end of stdin must not block: poll() only promises room for PIPE_BUF bytes, and a
+  // blocking write of more would wait for a child that is itself blocked writing output we
+  // are not reading. (The child's end is a separate open file, and stays blocking.)
+  if (::fcntl(in.fd[1], F_SETFL, O_NONBLOCK) != 0) {
+    throw HarnessError("run_command: cannot make the stdin pipe non-blocking: " + strerror_string(errno));
+  }
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, in.fd[0], 0);

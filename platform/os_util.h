@@ -35,8 +35,10 @@ struct CommandResult {
   std::string output;  // stdout and stderr interleaved
 };
 
-// Runs argv (argv[0] found by find_executable) with `input` on stdin and waits. Throws
-// HarnessError when it cannot be started.
+// Runs argv (argv[0] found by find_executable) with `input` on stdin and waits, feeding
+// stdin and draining the output together, so any amount of either is fine. Throws
+// HarnessError when it cannot be started. Blocks until the command exits and closes its
+// output.
 CommandResult run_command(const std::vector<std::string>& argv, const std::string& input = "");
 
 // Like run_command, but throws HarnessError quoting the command and its output when the
@@ -54,6 +56,11 @@ std::vector<std::string> program_search_path();
 std::optional<std::string> find_executable(const std::string& name);
 
 std::string strerror_string(int err);
+
+// Writes all of text to fd (retrying short writes and EINTR), fsyncs it and closes it —
+// closing it in every case. Throws HarnessError "cannot <write|fsync|close> <name>: why":
+// a file whose data may not have reached the disk must never be taken for written.
+void write_sync_close(int fd, const std::string& text, const std::string& name);
 
 // "install the Debian package iproute2, e.g. with scripts/setup.sh" for a missing program.
 std::string install_hint(const std::string& program);

@@ -24,7 +24,8 @@ nlohmann::json start_time_json(std::optional<std::uint64_t> t) {
   return t ? nlohmann::json(*t) : nlohmann::json(nullptr);
 }
 
-// Writes text to a fresh temp file beside `target` and fsyncs it; returns its path.
+// Writes text to a fresh temp file beside `target`, fsyncs and closes it; returns its path.
+// A state file that may not have reached the disk is not a record clean could rely on.
 fs::path write_temp_beside(const fs::path& target, const std::string& text) {
   fs::path tmp = target;
   tmp += ".tmp." + std::to_string(::getpid());
@@ -33,20 +34,12 @@ fs::path write_temp_beside(const fs::path& target, const std::string& text) {
     throw HarnessError("cannot write run state " + tmp.string() + ": " +
                        os::strerror_string(errno));
   }
-  std::size_t done = 0;
-  while (done < text.size()) {
-    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int err = errno;
-      ::close(fd);
-      throw HarnessError("cannot write run state " + tmp.string() + ": " +
-                         os::strerror_string(err));
-    }
-    done += static_cast<std::size_t>(n);
+  try {
+    os::write_sync_close(fd, text, "run state " + tmp.string());
+  } catch (const HarnessError&) {
+    ::unlink(tmp.c_str());
+    throw;
   }
-  ::fsync(fd);
-  ::close(fd);
   return tmp;
 }
 

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "harness/clean_command.h"
+#include "platform/cleanup.h"
 #include "platform/os_util.h"
 #include "platform/runtime.h"
 #include "tests/runtime/test_util.h"
@@ -190,6 +191,54 @@ TEST(CleanRunsTest, ReportsAnUnreadableStateFile) {
   ASSERT_EQ(report.errors.size(), 1u);
   EXPECT_NE(report.errors[0].find(file.string()), std::string::npos);
   std::filesystem::remove(file);
+}
+
+// A stand-in `ip` first on PATH, running `script`, and a namespace file for it to act on
+// (an empty file is all netns_exists looks at); both go at the end of the scope. Root only.
+class FakeIp {
+ public:
+  explicit FakeIp(const std::string& script)
+      : name_("fc-" + RunState::new_run_id() + "-n1"), old_path_(std::getenv("PATH") ? std::getenv("PATH") : "") {
+    std::filesystem::create_directories("/run/netns");
+    std::ofstream("/run/netns/" + name_) << "";
+    std::ofstream(tmp_.path() / "ip") << "#!/bin/sh\n" << script;
+    std::filesystem::permissions(tmp_.path() / "ip", std::filesystem::perms::owner_all);
+    ::setenv("PATH", (tmp_.path().string() + ":" + old_path_).c_str(), 1);
+  }
+  ~FakeIp() {
+    ::setenv("PATH", old_path_.c_str(), 1);
+    std::error_code ec;
+    std::filesystem::remove("/run/netns/" + name_, ec);
+  }
+  const std::string& name() const { return name_; }
+
+ private:
+  TempDir tmp_;
+  std::string name_, old_path_;
+};
+
+// `clean --force` on a live run races the run's own teardown: the namespace may go
+// between clean's look and its `ip netns del`. The stand-in plays the run: it removes the
+// namespace's file and fails as the real `ip` then does. Gone is not an error.
+TEST(CleanRunsTest, ANamespaceGoneMeanwhileIsNotAnError) {
+  if (::geteuid() != 0) GTEST_SKIP() << "/run/netns is root's";
+  FakeIp ip("rm -f \"/run/netns/$3\"\necho \"Cannot remove namespace file: No such file or directory\" >&2\nexit 1\n");
+  bool deleted = true;
+  EXPECT_NO_THROW(deleted = cleanup::delete_netns(ip.name()));
+  EXPECT_FALSE(deleted) << "reported as deleted by clean although the run deleted it";
+}
+
+// A namespace that stays is an error, quoting `ip`.
+TEST(CleanRunsTest, ANamespaceThatStaysIsAnError) {
+  if (::geteuid() != 0) GTEST_SKIP() << "/run/netns is root's";
+  FakeIp ip("echo 'Device or resource busy' >&2\nexit 1\n");
+  try {
+    cleanup::delete_netns(ip.name());
+    FAIL() << "a namespace that is still there was taken for deleted";
+  } catch (const HarnessError& e) {
+    EXPECT_NE(std::string(e.what()).find(ip.name()), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("Device or resource busy"), std::string::npos) << e.what();
+  }
 }
 
 TEST(CleanCommandTest, PrintsRemovalsAndExitsThreeOnErrors) {
