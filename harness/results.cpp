@@ -2,6 +2,7 @@
 
 #include <fstream>
 
+#include "checkers/input_file.h"
 #include "platform/errors.h"
 
 namespace fencecheck {
@@ -68,10 +69,11 @@ std::string Results::summary() const {
 }
 
 std::optional<RunRecord> read_run_record(const std::filesystem::path& results_json) {
-  std::ifstream in(results_json);
-  if (!in) return std::nullopt;
+  std::error_code ec;
+  if (!std::filesystem::exists(results_json, ec)) return std::nullopt;
   const std::string file = results_json.string();
-  nlohmann::json doc = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  std::unique_ptr<std::istream> in = open_input_stream(file);  // never waits on a FIFO
+  nlohmann::json doc = nlohmann::json::parse(*in, nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded() || !doc.is_object()) throw InputError(file, 0, "", "not a JSON object");
   if (!doc.contains("run") || doc["run"].value("finished", true) == false) return std::nullopt;
   const nlohmann::json& run = doc["run"];

@@ -5,20 +5,25 @@
 namespace fencecheck {
 
 // The FaultLog a family's nemesis sees: the run's, plus the instant the schedule planned
-// for what the family's own thread is doing now. Lines recorded by other threads (a
-// lock-aware fault fired by a client's acquire) have no plan.
+// for what the family's own thread is doing now. The plan belongs to the first line the
+// action records (the pause, the cut, the kill); what follows from it (a kill's "ready"
+// once the servers answer) has no plan unless the nemesis gives one. Lines recorded by
+// other threads (a lock-aware fault fired by a client's acquire) have no plan either.
 class NemesisSchedule::FamilyLog final : public FaultLog {
  public:
   explicit FamilyLog(FaultLog& run_log) : run_log_(run_log) {}
   void record(const std::string& f, const nlohmann::json& value,
               std::optional<TimeSource::Instant> planned) override {
-    if (!planned) {
+    {
       std::lock_guard lock(mu_);
-      if (planner_ == std::this_thread::get_id()) planned = planned_;
+      if (planner_ == std::this_thread::get_id()) {
+        if (!planned) planned = planned_;
+        planned_.reset();
+      }
     }
     run_log_.record(f, value, planned);
   }
-  // Until the next plan() of this thread, lines it records were planned for `at`.
+  // The next line this thread records was planned for `at`.
   void plan(std::optional<TimeSource::Instant> at) {
     std::lock_guard lock(mu_);
     planner_ = std::this_thread::get_id();

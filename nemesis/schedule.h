@@ -22,9 +22,10 @@
 // heals. poll() steps every family once on the caller's thread: unit tests drive it with a
 // ManualTime and never sleep.
 //
-// Every nemesis line a family records while the schedule acts on a plan carries that plan's
-// instant (FaultLog's `planned`): a start at its drawn instant, an end at the fault's own
-// due(), a replayed line at its offset — so the history shows how late each came.
+// The line a family records for an action the schedule planned carries that plan's instant
+// (FaultLog's `planned`): a start at its drawn instant, an end at the fault's own due(), a
+// replayed line at its offset — so the history shows how late each came. Lines that follow
+// from the action (a kill's "ready" once its servers answer) carry none.
 #pragma once
 
 #include <atomic>

@@ -3,6 +3,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "checkers/input_file.h"
 #include "platform/errors.h"
 
 namespace fencecheck::report {
@@ -62,10 +63,9 @@ RunInfo info_from_path(const fs::path& dir) {
 }  // namespace
 
 nlohmann::json read_json_file(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw InputError(file.string(), 0, "", "cannot be read");
+  std::unique_ptr<std::istream> in = open_input_stream(file.string());  // never waits on a FIFO
   std::stringstream buf;
-  buf << in.rdbuf();
+  buf << in->rdbuf();
   const std::string text = buf.str();
   try {
     return nlohmann::json::parse(text);

@@ -177,6 +177,19 @@ TEST(CheckCli, AFifoIsRefusedAtOnceWithExit3) {
   ASSERT_EQ(::mkfifo((log.dir() + "/resource.jsonl").c_str(), 0600), 0);
   refused("check " + log.dir(), log.dir() + "/resource.jsonl");
   refused("check " + log.history_path() + " --resource-log " + fifo, fifo);
+
+  HistoryBuilder stored;  // a run directory whose stored results.json is a FIFO
+  stored.acquire(1, "l0", 0, 1, 1);
+  stored.history_path();
+  std::ofstream(stored.dir() + "/config.json") << "{}\n";
+  ASSERT_EQ(::mkfifo((stored.dir() + "/results.json").c_str(), 0600), 0);
+  refused("check " + stored.dir(), stored.dir() + "/results.json");
+  // `report` reads the run's config.json.
+  HistoryBuilder drawn;
+  drawn.acquire(1, "l0", 0, 1, 1);
+  drawn.history_path();
+  ASSERT_EQ(::mkfifo((drawn.dir() + "/config.json").c_str(), 0600), 0);
+  refused("report " + drawn.dir(), drawn.dir() + "/config.json");
 }
 
 TEST(CheckCli, HelpAndVersion) {

@@ -82,6 +82,7 @@ TEST(ScheduleThreads, ARestartWaitingForAQuorumBlocksNoOtherFamily) {
     started = started || r.f == "start";
     if (r.f != "ready") continue;
     ready_recorded = true;
+    EXPECT_FALSE(r.planned.has_value()) << "the servers' answer is not a planned instant";
     EXPECT_EQ(r.value["not_ready"].size(), kServers.size()) << r.value.dump();
     EXPECT_TRUE(r.value["targets"].empty());
   }
