@@ -1,6 +1,7 @@
 // `fencecheck clean [--run ID] [--force]`: removes what dead runs left behind (processes,
 // namespaces, temp files), printing one line per removal. Exit 0 when everything recorded
-// is gone, 3 when something could not be removed (each error printed to stderr).
+// is gone (also when a live run, with --force, removed some of it first), 3 when something
+// could not be removed (each error printed to stderr).
 #pragma once
 
 #include <iosfwd>

@@ -9,7 +9,8 @@
 // Start times are field 22 of /proc/<pid>/stat, so a reused pid is never mistaken for ours.
 //
 // Thread-safe. Every mutator rewrites the file before returning and throws HarnessError
-// (runtime.h) when it cannot, so a caller never creates a resource that is not recorded.
+// (runtime.h) naming the file when it cannot — a failed write, fsync or close included —
+// so a caller never creates a resource that is not recorded.
 #pragma once
 
 #include <filesystem>
@@ -68,10 +69,11 @@ struct CleanReport {
 // Removes what dead runs left (all runs, or only run_id when not empty): kills their
 // recorded process groups, deletes their namespaces, removes their paths, then the state
 // file (kept when something could not be removed, so that clean can be retried). A run
-// whose controller is alive is skipped unless force. Also deletes namespaces named like
-// ours (fc-<6 hex>-<node>) whose run has no state file: a run killed before writing it
-// (as root only, since only root makes them). Also removes temp files of state writes
-// whose writer died.
+// whose controller is alive is skipped unless force; then the run's own teardown may
+// remove things at the same time, and what is already gone is not an error. Also deletes
+// namespaces named like ours (fc-<6 hex>-<node>) whose run has no state file: a run killed
+// before writing it (as root only, since only root makes them). Also removes temp files of
+// state writes whose writer died.
 CleanReport clean_runs(const std::string& run_id, bool force);
 
 }  // namespace fencecheck
