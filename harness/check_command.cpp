@@ -10,6 +10,7 @@
 #include "checkers/registry.h"
 #include "harness/results.h"
 #include "platform/atomic_file.h"
+#include "platform/json_text.h"
 
 namespace fencecheck {
 namespace {
@@ -73,9 +74,9 @@ int run_check(const CheckArgs& a) {
     if (!a.resource_log.empty()) req.resource = a.resource_log;
     Results results = make_results(run_checks(req), origin, std::move(record));
     nlohmann::json doc = results.to_json(req);
-    if (!out.empty()) write_file_atomically(out, doc.dump(2) + "\n");
+    if (!out.empty()) write_file_atomically(out, dump_json(doc, 2) + "\n");
     if (a.json) {
-      std::cout << doc.dump(2) << "\n";
+      std::cout << dump_json(doc, 2) << "\n";
     } else {
       std::cout << req.history << ": " << results.report.events << " events";
       if (req.resource) std::cout << ", " << results.report.resource_entries << " resource log entries";

@@ -157,13 +157,18 @@ class NetnsRuntime final : public NodeTableRuntime {
   }
 
   // Replaces the filter table of every node that has or had rules. iptables-restore swaps
-  // the whole table at once, so there is no moment with half a partition.
+  // the whole table at once, so there is no moment with half a partition on one node; the
+  // nodes are set in parallel, so a cut takes about as long as one node's change (on a
+  // loaded machine, one after another took over a second for eight nodes).
   void apply_rules(const std::map<std::string, std::vector<std::string>>& drops) {
     std::lock_guard lock(mu_);
     std::set<std::string> touch = nodes_with_rules_;
     for (const auto& [n, _] : drops) touch.insert(n);
     if (touch.empty()) return;
     std::string tool = pick_iptables_restore(node(*touch.begin()).netns);
+    std::vector<std::thread> setters;
+    std::mutex failed_mu;
+    std::exception_ptr failed;
     for (const auto& name : touch) {
       std::string table = "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n";
       auto it = drops.find(name);
@@ -171,10 +176,21 @@ class NetnsRuntime final : public NodeTableRuntime {
         for (const auto& source : it->second) table += "-A INPUT -s " + source + "/32 -j DROP\n";
       }
       table += "COMMIT\n";
-      os::check_command({"ip", "netns", "exec", node(name).netns, tool, "-w"},
-                        "setting firewall rules on node " + name, table);
+      setters.emplace_back([&, name, table, ns = node(name).netns] {
+        try {
+          os::check_command({"ip", "netns", "exec", ns, tool, "-w"}, "setting firewall rules on node " + name, table);
+        } catch (...) {
+          std::lock_guard lock(failed_mu);
+          if (!failed) failed = std::current_exception();
+        }
+      });
       if (it != drops.end()) nodes_with_rules_.insert(name);
       else nodes_with_rules_.erase(name);
+    }
+    for (auto& t : setters) t.join();
+    if (failed) {
+      nodes_with_rules_ = touch;  // unknown which took effect: the next change rewrites them all
+      std::rethrow_exception(failed);
     }
   }
 

@@ -76,6 +76,14 @@ void BenchHealth::client_stopped(const std::string& node, const std::string& rea
   add_locked("client " + node + " stopped: " + reason);
 }
 
+void BenchHealth::worker_died(const std::string& node, Process& worker, const std::string& last_error) {
+  std::lock_guard lock(mu_);
+  if (!reported_.insert(&worker).second) return;
+  add_locked(describe_death(worker) + "\nclient " + node + " stopped; its last op ended: " + last_error);
+  died_.push_back({{"name", worker.spec().name}, {"node", worker.spec().node}, {"pid", worker.pid()},
+                   {"exit", worker.describe_exit()}, {"at_ns", history_.now()}});
+}
+
 bool BenchHealth::sound() const {
   std::lock_guard lock(mu_);
   return problems_.empty();

@@ -42,6 +42,10 @@ class BenchHealth {
   std::vector<std::string> poll(bool fault_in_force);
   // A client stopped issuing ops for `reason`.
   void client_stopped(const std::string& node, const std::string& reason);
+  // The client on `node` stopped because its worker died unprompted: one problem for the
+  // death — the one poll() reports too, whichever of the two sees it first — naming the
+  // client's last op.
+  void worker_died(const std::string& node, Process& worker, const std::string& last_error);
 
   // Ends the watch at `end` (ns since t0): a test in which no client op succeeded at all
   // is a problem; one in which most ops never reached the service or ended unknown gets a

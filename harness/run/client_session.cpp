@@ -51,8 +51,8 @@ void WorkerSession::after_info(const OpResult& r) {
   }
   Process* p = shared_.workers.process(node_);
   if (p != nullptr && !p->alive() && !p->exit_expected()) {
-    stop("its worker (pid " + std::to_string(p->pid()) + ") " + p->describe_exit() +
-         " and no fault killed it; the last op ended: " + r.error);
+    stopped_ = true;  // one report of the death, not one more for this client
+    shared_.health.worker_died(node_, *p, r.error);
     return;
   }
   // An unknown outcome is the exception: never retry in a tight loop.

@@ -30,6 +30,7 @@
 #include "platform/atomic_file.h"
 #include "platform/run_state.h"
 #include "platform/stop_signals.h"
+#include "platform/json_text.h"
 #include "report/junit.h"
 #include "report/run_index.h"
 #include "report/run_report.h"
@@ -187,7 +188,7 @@ void Runner::set_up() {
   dir_ = create_run_dir(c_.store, c_.name);
   nlohmann::json config = c_.to_json();
   config["command"] = c_.repro_args();
-  write_file_atomically(dir_ / "config.json", config.dump(2) + "\n");
+  write_file_atomically(dir_ / "config.json", dump_json(config, 2) + "\n");
   write_repro(dir_, exe_, c_.repro_args(), c_.store);
   // A run killed at any moment from here on can be found: latest points at it, and the
   // line naming it and its seed is out before setup (stdout may be a pipe, block-buffered).
@@ -333,6 +334,9 @@ void Runner::run_clients() {
   if (failure) std::rethrow_exception(failure);
   if (!schedule_->error().empty()) throw HarnessError("the nemesis failed: " + schedule_->error());
   if (interrupts() < 2) final_reads(sessions);
+  // The main loop's polls ended with the test phase; a process that died during the final
+  // reads (the resource, failing to write its log) is a problem all the same.
+  for (const auto& p : health_->poll(true)) err_ << "\nfencecheck run: the bench failed: " << p << "\n";
   record_.health = health_->to_json();
   progress.finish();
 }
@@ -383,7 +387,7 @@ void Runner::teardown() noexcept {
 // Writes results.json and prints the summary; returns the exit code.
 int Runner::publish(CheckReport report, const CheckRequest& req) {
   Results results = make_results(std::move(report), RunOrigin::kFinishedRun, record_);
-  write_file_atomically(dir_ / "results.json", results.to_json(req).dump(2) + "\n");
+  write_file_atomically(dir_ / "results.json", dump_json(results.to_json(req), 2) + "\n");
   update_latest(c_.store, dir_);
   out_ << results.summary() << "verdict: " << to_string(results.verdict()) << " ("
        << dir_.string() << "; rerun with " << (dir_ / "repro.sh").string() << ")\n"

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "platform/atomic_file.h"
+#include "platform/json_text.h"
 #include "report/html.h"
 #include "report/junit.h"
 
@@ -369,7 +370,7 @@ void write_suite_junit(const SuiteResult& suite, const fs::path& file) {
 void write_suite_report(const SuiteResult& suite, const std::string& kind, const fs::path& dir) {
   write_file_atomically(dir / "suite.md", suite_markdown(suite, kind, dir));
   write_file_atomically(dir / "suite.html", html_page(suite, kind, dir));
-  write_file_atomically(dir / "suite.json", suite_json(suite, kind).dump(2) + "\n");
+  write_file_atomically(dir / "suite.json", dump_json(suite_json(suite, kind), 2) + "\n");
 }
 
 }  // namespace fencecheck

@@ -9,6 +9,7 @@
 
 #include "backends/registry.h"
 #include "harness/control/op_codec.h"
+#include "platform/json_text.h"
 #include "proto/resource.grpc.pb.h"
 
 namespace fencecheck {
@@ -28,7 +29,9 @@ using Reply = proto::InvokeReply;
 Reply make_reply(Reply::Type type, std::string error = "", bool not_sent = false) {
   Reply r;
   r.set_type(type);
-  r.set_error(std::move(error));
+  // A server's error text may carry any bytes; proto3 strings must be UTF-8, or the
+  // controller could not parse the reply and would take the op for a lost worker.
+  r.set_error(valid_utf8(error));
   r.set_not_sent(not_sent);
   return r;
 }

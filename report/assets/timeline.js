@@ -43,11 +43,19 @@ class FcTimeline {
     this.view = this.full.slice();
     const processes = new Set(data.ops.map(o => o[0]));
     this.mode = processes.size <= 60 ? 'process' : 'node';
-    this.res = new Map();  // key -> its entries, in time order
-    data.res.forEach((r, k) => { if (!this.res.has(r[2])) this.res.set(r[2], []); this.res.get(r[2]).push(k); });
-    if (this.res.size > 16) this.res = new Map([[-1, data.res.map((r, k) => k)]]);  // one lane for all keys
+    // One lane per lock's keys: lock-append moves a lock's clients from k0 to k0.1, k0.2 …
+    // once a key is full, and those keys share one lane, named by the first ("k0 …").
+    this.res = new Map();  // lane name -> its entries, in time order
+    this.resMany = new Set();  // lanes of more than one key
+    data.res.forEach((r, k) => {
+      const key = data.str[r[2]], lane = key.split('.')[0];
+      if (!this.res.has(lane)) this.res.set(lane, []);
+      if (key !== lane) this.resMany.add(lane);
+      this.res.get(lane).push(k);
+    });
+    if (this.res.size > 16) this.res = new Map([['', data.res.map((r, k) => k)]]);  // one lane for all keys
     for (const list of this.res.values()) list.sort((a, b) => data.res[a][1] - data.res[b][1]);
-    this.resKeys = [...this.res.keys()].sort((a, b) => (data.str[a] < data.str[b] ? -1 : 1));
+    this.resKeys = [...this.res.keys()].sort((a, b) => a.localeCompare(b, 'en', { numeric: true }));
     this.buildLanes();
     this.bind();
   }
@@ -133,7 +141,7 @@ class FcTimeline {
       const x = this.x(m[0]); g.beginPath(); g.moveTo(x, this.AXIS + 2); g.lineTo(x, this.AXIS + this.LANE - 2); g.stroke();
     }
     this.label(g, 0, 'faults');
-    this.resKeys.forEach((key, k) => { this.label(g, 1 + k, key < 0 ? 'resource (all keys)' : 'resource ' + S[key]); drawn += this.drawResource(g, key, 1 + k); });
+    this.resKeys.forEach((key, k) => { this.label(g, 1 + k, key === '' ? 'resource (all keys)' : 'resource ' + key + (this.resMany.has(key) ? ' …' : '')); drawn += this.drawResource(g, key, 1 + k); });
     this.lanes.forEach((l, k) => { this.label(g, 1 + this.resKeys.length + k, l.label); drawn += this.drawLane(g, l, this.top + k * this.LANE); });
     this.c.dataset.drawnMarks = String(drawn);
     this.c.dataset.lanes = String(this.lanes.length);

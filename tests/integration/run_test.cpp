@@ -143,5 +143,26 @@ TEST_F(RunTest, ControllerKilledThenCleanLeavesNothing) {
   EXPECT_FALSE(fs::exists(history.parent_path() / "results.json")) << "check wrote into the run";
 }
 
+// A run killed at any moment can be found: the line naming its directory and seed is out
+// (flushed, although stdout is a file) and `latest` points at it before setup starts, so
+// before any client op.
+TEST_F(RunTest, TheRunIsNamedAndLatestBeforeSetup) {
+  pid_t pid = spawn_run({"--time-limit", "30", "--seed", "31"});
+  bool named = false;
+  for (int i = 0; i < 2000 && !named; ++i) {
+    named = controller_log().find("(seed 31, runtime") != std::string::npos;
+    if (!named) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  std::size_t ops = named ? history_lines_containing("\"type\":\"invoke\"") : 0;
+  bool has_latest = fs::exists(fs::path(store_) / "latest");
+  ::kill(pid, SIGKILL);
+  exit_code(pid);
+  run_command(std::string(FENCECHECK_BIN) + " clean");
+  ASSERT_TRUE(named) << controller_log();
+  EXPECT_EQ(ops, 0u) << "the run's name came out only after the test began";
+  EXPECT_TRUE(has_latest) << "latest did not point at the run yet";
+  EXPECT_NE(controller_log().find(run_dir().string()), std::string::npos) << controller_log();
+}
+
 }  // namespace
 }  // namespace fencecheck::testing

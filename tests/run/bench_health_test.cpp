@@ -60,6 +60,27 @@ TEST_F(BenchHealthTest, AnUnexpectedDeathIsAProblemNamingTheProcessAndItsLog) {
   EXPECT_EQ(j["processes_died"][0]["name"], "server");
 }
 
+// A worker that dies unprompted stops its client: that is one problem, the death, whether
+// the client or poll() sees it first — not one more line for the client.
+TEST_F(BenchHealthTest, AWorkerDeathSeenByItsClientIsReportedOnce) {
+  for (bool client_first : {true, false}) {
+    BenchHealth health(*runtime_, history_, {milliseconds(60'000)});
+    Process& worker = spawn("worker", "exit 7");
+    for (int i = 0; i < 300 && worker.alive(); ++i) std::this_thread::sleep_for(milliseconds(10));
+    ASSERT_FALSE(worker.alive());
+    if (client_first) health.worker_died("c1", worker, "worker unreachable");
+    health.poll(false);
+    if (!client_first) health.worker_died("c1", worker, "worker unreachable");
+    health.poll(false);
+    auto problems = health.problems();
+    ASSERT_EQ(problems.size(), 1u) << (client_first ? "client first" : "poll first");
+    EXPECT_NE(problems[0].find("exited with code 7"), std::string::npos) << problems[0];
+    health.finish(history_.now());
+    EXPECT_EQ(health.to_json()["processes_died"].size(), 1u);
+    worker.stop(milliseconds(0));
+  }
+}
+
 TEST_F(BenchHealthTest, CrashesAndPausesTheNemesisAskedForAreNotProblems) {
   BenchHealth health(*runtime_, history_, {milliseconds(60'000)});
   Process& crashed = spawn("crashed", "sleep 30");
