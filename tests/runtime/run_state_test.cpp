@@ -127,6 +127,8 @@ TEST(CleanRunsTest, RemovesWhatADeadControllerLeft) {
   ASSERT_EQ(::waitpid(controller, nullptr, 0), controller);
   auto file = RunState::state_dir() / (id + ".json");
   ASSERT_TRUE(std::filesystem::exists(file));
+  // Just forked, under load it may not have reached its sleep yet.
+  for (int i = 0; i < 500 && os::process_state(sleeper) != 'S'; ++i) ::usleep(2000);
   ASSERT_EQ(os::process_state(sleeper), 'S');
 
   CleanReport report = clean_runs(id, false);
