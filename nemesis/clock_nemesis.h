@@ -9,8 +9,9 @@
 //                 least 10 ms, the schedule's tick), duration U[0,32) s; then resets
 //   clock-reset   every server's offset back to 0 at once
 // Records "clock-bump" / "clock-strobe" with each node's offset, and "clock-reset".
-// Thread-safe; its actions never block (a store into the offset page), so describe_active
-// may share the family's lock.
+// Thread-safe; its actions are stores into the offset page (after a check that can wait
+// up to 2 s for a freshly restarted server's first clock call), and describe_active takes
+// the family's lock: at worst it waits that long.
 #pragma once
 
 #include <map>

@@ -72,8 +72,8 @@ class NodeProcesses {
 };
 
 // The wall clock (CLOCK_REALTIME) each node's processes see, as an offset from the host's.
-// set_offset is a store into a shared page (plus, for servers, a look at /proc): never
-// blocks.
+// set_offset is a store into a shared page; for a server it first checks that the server
+// can see it (/proc), giving a server started a moment ago up to 2 s to read its clock.
 class Clocks {
  public:
   virtual ~Clocks() = default;

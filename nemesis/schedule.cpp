@@ -119,17 +119,23 @@ void NemesisSchedule::heal_now() {
     std::lock_guard lock(mu_);
     healed_ = true;
   }
-  for (auto& [name, f] : families_) {
-    std::lock_guard stepping(f->step_mu);
-    try {
-      f->log->plan(std::nullopt);
-      f->nemesis->heal();
-      f->in_force = false;
-    } catch (const std::exception& e) {  // runs in destructors: keep the reason instead
-      std::lock_guard lock(mu_);
-      if (error_.empty()) error_ = "heal of the " + name + " family: " + std::string(e.what());
-    }
+  // Every family at once: the heal takes as long as the slowest family's, not their sum
+  // (a cut to undo, a restart's last probe to finish).
+  std::vector<std::thread> healers;
+  for (auto& [name, family] : families_) {
+    healers.emplace_back([this, &name, f = family.get()] {
+      std::lock_guard stepping(f->step_mu);
+      try {
+        f->log->plan(std::nullopt);
+        f->nemesis->heal();
+        f->in_force = false;
+      } catch (const std::exception& e) {  // runs in destructors: keep the reason instead
+        std::lock_guard lock(mu_);
+        if (error_.empty()) error_ = "heal of the " + name + " family: " + std::string(e.what());
+      }
+    });
   }
+  for (auto& t : healers) t.join();
 }
 
 void NemesisSchedule::step_drawn(Family& f, TimeSource::Instant now) {

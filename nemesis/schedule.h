@@ -16,9 +16,9 @@
 // family that blocks (a restart waiting for a quorum, up to the backend's readiness
 // timeout) delays no other family, and nothing the runner calls waits for it:
 // describe_active() and on_acquired() never wait for a fault action. heal_now() first
-// tells every wait to give up (NemesisContext::ending), then heals each family as soon as
-// its current action ends (a bounded one: a SIGSTOP, an iptables change), so it returns
-// within about a second whatever the families were doing. stop() joins the threads and
+// tells every wait to give up (NemesisContext::ending), then heals all families at once,
+// each as soon as its current action ends (a bounded one: a SIGSTOP, an iptables change, a
+// readiness probe), so it returns within about a second whatever the families were doing. stop() joins the threads and
 // heals. poll() steps every family once on the caller's thread: unit tests drive it with a
 // ManualTime and never sleep.
 //

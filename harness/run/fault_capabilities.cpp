@@ -1,5 +1,7 @@
 #include "harness/run/fault_capabilities.h"
 
+#include <thread>
+
 #include "platform/errors.h"
 #include "platform/os_util.h"
 
@@ -53,23 +55,44 @@ void FixedClocks::set_offset(const std::string& node, std::chrono::milliseconds)
 }
 
 void ServerClocks::set_offset(const std::string& node, std::chrono::milliseconds offset) {
-  const std::vector<Process*> servers = server_.processes(node);
-  if (offset.count() != 0 && !servers.empty()) {
-    bool reached = false;
+  if (offset.count() != 0 && !reached(node)) {
     std::string members;
-    for (Process* p : servers) {
-      for (int pid : os::group_members(p->pid())) {
-        reached = reached || clocks_.reaches(pid, node);
-        members += (members.empty() ? "" : ", ") + std::to_string(pid);
-      }
+    for (Process* p : server_.processes(node)) {
+      for (int pid : os::group_members(p->pid())) members += (members.empty() ? "" : ", ") + std::to_string(pid);
     }
-    if (!reached) {
-      throw HarnessError("cannot shift the clock of " + node + ": no process of its server (" + members +
-                         ") has loaded libfcclock.so with the node's clock file, so a clock fault "
-                         "there would change nothing");
-    }
+    throw HarnessError("cannot shift the clock of " + node + ": no process of its server (" + members +
+                       ") has loaded libfcclock.so with the node's clock file, so a clock fault "
+                       "there would change nothing");
   }
   clocks_.set_offset(node, offset);
+}
+
+// A server restarted by another family a moment ago may not have read its clock yet (the
+// library maps the file on the first clock call), so an answer of "no" is asked again for
+// up to kFirstClockCall before it counts. A process seen once is remembered: a strobe sets
+// offsets every few milliseconds and must not read /proc/<pid>/maps each time.
+bool ServerClocks::reached(const std::string& node) {
+  static constexpr auto kFirstClockCall = std::chrono::milliseconds(2000);
+  const auto deadline = std::chrono::steady_clock::now() + kFirstClockCall;
+  for (;;) {
+    const std::vector<Process*> servers = server_.processes(node);
+    if (servers.empty()) return true;  // down: it maps the file when it starts again
+    for (Process* p : servers) {
+      // A paused server cannot make its first clock call now; it reads the offset once it
+      // runs, and whether it maps the file at all is checked at a later shift.
+      if (p->paused()) return true;
+      for (int pid : os::group_members(p->pid())) {
+        std::lock_guard lock(mu_);
+        if (seen_.contains(pid)) return true;
+        if (clocks_.reaches(pid, node)) {
+          seen_.insert(pid);
+          return true;
+        }
+      }
+    }
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
 }
 
 }  // namespace fencecheck

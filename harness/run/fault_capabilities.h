@@ -4,6 +4,7 @@
 #pragma once
 
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -64,7 +65,9 @@ class FixedClocks final : public Clocks {
 // effect: before a server node's offset becomes nonzero, some process of that node's
 // running server must have mapped the node's clock file (NodeClocks::reaches); otherwise
 // set_offset throws HarnessError naming the node, so a clock fault never passes silently
-// as a no-op (it did once, for PostgreSQL running as its own user).
+// as a no-op (it did once, for PostgreSQL running as its own user). A server started a
+// moment ago gets up to 2 s to make its first clock call: set_offset blocks that long at
+// most.
 class ServerClocks final : public Clocks {
  public:
   ServerClocks(NodeClocks& clocks, LockServer& server) : clocks_(clocks), server_(server) {}
@@ -73,8 +76,12 @@ class ServerClocks final : public Clocks {
   std::chrono::milliseconds offset(const std::string& node) const override { return clocks_.offset(node); }
 
  private:
+  bool reached(const std::string& node);
+
   NodeClocks& clocks_;
   LockServer& server_;
+  std::mutex mu_;
+  std::set<int> seen_;  // pids known to have mapped their node's clock file
 };
 
 // Nemesis lines into the history. A planned instant becomes the value's "planned_ns", on
