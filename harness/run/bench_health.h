@@ -44,7 +44,8 @@ class BenchHealth {
   void client_stopped(const std::string& node, const std::string& reason);
   // The client on `node` stopped because its worker died unprompted: one problem for the
   // death — the one poll() reports too, whichever of the two sees it first — naming the
-  // client's last op.
+  // client's last op. The next poll() returns it, so the run ends as it would have had the
+  // poll found the death itself.
   void worker_died(const std::string& node, Process& worker, const std::string& last_error);
 
   // Ends the watch at `end` (ns since t0): a test in which no client op succeeded at all
@@ -74,6 +75,8 @@ class BenchHealth {
   std::map<const Process*, int> stopped_polls_;  // consecutive polls seen stopped, unpaused
   Nanos stall_from_ = 0;                          // start of the time that counts as a stall
   bool stall_reported_ = false;
+  std::size_t polled_ = 0;  // problems_ up to here were in force at the end of a poll
+  bool unpolled_ = false;   // worker_died added a problem that no poll has returned yet
 };
 
 }  // namespace fencecheck
