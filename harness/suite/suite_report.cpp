@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 
+#include "harness/suite/suite_summary.h"
 #include "platform/atomic_file.h"
 #include "platform/json_text.h"
 #include "report/html.h"
@@ -37,12 +38,6 @@ std::string expected_text(const SuiteCase& c) {
   return out;
 }
 
-std::string checker_verdict(const nlohmann::json& results, const std::string& checker) {
-  const nlohmann::json c = results.value("checkers", nlohmann::json::object()).value(checker, nlohmann::json());
-  const nlohmann::json v = c.is_object() ? c.value("valid", nlohmann::json()) : nlohmann::json();
-  if (v.is_boolean()) return v.get<bool>() ? "valid" : "invalid";
-  return v.is_string() ? v.get<std::string>() : "missing";
-}
 
 // "exclusion invalid 3/3, resource valid 2/3 · 1 harness error": per checker, its most
 // common verdict over the runs.
@@ -65,7 +60,7 @@ std::string observed_text(const SuiteRow& row) {
   for (const auto& name : checkers) {
     std::map<std::string, std::size_t> counts;
     for (const auto& r : row.runs) {
-      if (!r.results.is_null()) ++counts[checker_verdict(r.results, name)];
+      if (!r.results.is_null()) ++counts[checker_verdict_text(r.results, name)];
     }
     for (const auto& [verdict, n] : counts) {
       out += (out.empty() ? "" : ", ") + name + " " + verdict + " " + fraction(n, judged);
@@ -73,79 +68,6 @@ std::string observed_text(const SuiteRow& row) {
   }
   if (broken > 0) out += (out.empty() ? "" : " · ") + std::to_string(broken) + " harness error(s)";
   return out.empty() ? "—" : out;
-}
-
-// s on one line, at most max bytes (cut on a UTF-8 character boundary).
-std::string one_line(std::string s, std::size_t max = 240) {
-  for (char& ch : s) {
-    if (ch == '\n' || ch == '\r' || ch == '\t') ch = ' ';
-  }
-  if (s.size() <= max) return s;
-  std::size_t cut = max;
-  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
-  return s.substr(0, cut) + "…";
-}
-
-// What a checker itself said (its "summary"), or "" when the results hold none.
-std::string checker_summary(const nlohmann::json& results, const std::string& checker) {
-  if (!results.is_object() || !results.contains("checkers") || !results["checkers"].is_object()) return "";
-  const nlohmann::json& all = results["checkers"];
-  if (!all.contains(checker) || !all[checker].is_object()) return "";
-  const nlohmann::json s = all[checker].value("summary", nlohmann::json());
-  return s.is_string() ? one_line(s.get<std::string>()) : "";
-}
-
-// A run that is not as its case predicts: the suite exit code it stands for, and the line
-// that names it.
-struct Problem {
-  int code;  // 1 a prediction broken (a matrix: a violation), 2 undecided, 3 harness error
-  std::string text;
-};
-
-// Why run i of row is not as its case predicts; nullopt when it is.
-std::optional<Problem> run_problem(const SuiteRow& row, std::size_t i) {
-  const SuiteRun& r = row.runs[i];
-  Problem p{1, ""};
-  auto add = [&p](const std::string& part) { p.text += (p.text.empty() ? "" : "; ") + part; };
-  if (r.results.is_null()) {
-    p.code = 3;
-    add("harness error: " + one_line(r.error.substr(0, r.error.find('\n'))));
-  } else if (row.c.scenario != nullptr) {
-    if (r.verdict.as_expected) return std::nullopt;
-    if (r.verdict.undecided) p.code = 2;
-    for (std::size_t m = 0; m < r.verdict.mismatches.size(); ++m) {
-      // broken[m] is the checker of mismatches[m]; a mismatch past them is about the whole run.
-      std::string said = m < r.verdict.broken.size() ? checker_summary(r.results, r.verdict.broken[m]) : "";
-      add(r.verdict.mismatches[m] + (said.empty() ? "" : " (" + said + ")"));
-    }
-  } else {
-    const std::string verdict = r.verdict_text();
-    if (verdict == "valid") return std::nullopt;
-    if (verdict != "invalid") p.code = 2;
-    const nlohmann::json checkers = r.results.is_object() ? r.results.value("checkers", nlohmann::json()) : nullptr;
-    if (checkers.is_object()) {
-      for (const auto& [name, c] : checkers.items()) {
-        const std::string v = checker_verdict(r.results, name);
-        if (v == "valid" || v == "skipped") continue;
-        std::string said = checker_summary(r.results, name);
-        add(name + " " + v + (said.empty() ? "" : " (" + said + ")"));
-      }
-    }
-    if (p.text.empty()) add("the run is " + verdict);
-  }
-  p.text = row.c.id + " run " + std::to_string(i + 1) + " (seed " + std::to_string(r.seed) + "): " + p.text +
-           (r.run_dir.empty() ? "" : " — " + r.run_dir.string());
-  return p;
-}
-
-std::vector<Problem> problems_of(const SuiteResult& suite) {
-  std::vector<Problem> out;
-  for (const auto& row : suite.rows) {
-    for (std::size_t i = 0; i < row.runs.size(); ++i) {
-      if (auto p = run_problem(row, i)) out.push_back(std::move(*p));
-    }
-  }
-  return out;
 }
 
 std::string detection_text(const SuiteRow& row) {
@@ -295,36 +217,6 @@ nlohmann::json suite_json(const SuiteResult& suite, const std::string& kind) {
           {"exit_code", suite_exit_code(suite)},
           {"problems", suite_problems(suite)},
           {"summary", suite_summary(suite)}};
-}
-
-std::vector<std::string> suite_problems(const SuiteResult& suite) {
-  std::vector<std::string> out;
-  for (auto& p : problems_of(suite)) out.push_back(std::move(p.text));
-  return out;
-}
-
-std::string suite_summary(const SuiteResult& suite) {
-  const int code = suite_exit_code(suite);
-  bool predicted = false;
-  std::size_t runs = 0;
-  for (const auto& row : suite.rows) {
-    predicted |= row.c.scenario != nullptr;
-    runs += row.runs.size();
-  }
-  const char* meaning = code == 0   ? (predicted ? "every run as predicted" : "every run valid")
-                        : code == 1 ? (predicted ? "a prediction broken" : "a violation found")
-                        : code == 2 ? (suite.interrupted ? "undecided or interrupted" : "a run undecided")
-                                    : "a run failed as a harness";
-  const std::vector<Problem> problems = problems_of(suite);
-  std::string line = "suite: exit " + std::to_string(code) + " (" + meaning + "): " +
-                     std::to_string(runs - problems.size()) + " of " + std::to_string(runs) + " run(s) " +
-                     (predicted ? "as predicted" : "valid") + (suite.interrupted ? ", interrupted" : "");
-  if (problems.empty()) return line;
-  // Name the run that decided the exit code, not merely the first one listed.
-  auto first = std::find_if(problems.begin(), problems.end(), [code](const Problem& p) { return p.code == code; });
-  line += "; " + (first == problems.end() ? problems.front() : *first).text;
-  if (problems.size() > 1) line += "; " + std::to_string(problems.size() - 1) + " more listed above";
-  return line;
 }
 
 int suite_exit_code(const SuiteResult& suite) {

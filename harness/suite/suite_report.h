@@ -24,16 +24,6 @@ void write_suite_junit(const SuiteResult& suite, const std::filesystem::path& fi
 std::string suite_markdown(const SuiteResult& suite, const std::string& kind, const std::filesystem::path& dir);
 nlohmann::json suite_json(const SuiteResult& suite, const std::string& kind);
 
-// One line per run that is not as its case predicts (a matrix cell: not valid), so that a
-// broken prediction can be found again: the case and run number, what broke it (each
-// checker off its prediction, with that checker's own summary, or why the run is undecided
-// or failed) and the run's directory. Empty when every run is as predicted.
-std::vector<std::string> suite_problems(const SuiteResult& suite);
-
-// The line `fencecheck suite` ends with: its exit code and what it means, how many runs were
-// as predicted, and the first problem of suite_problems() in full.
-std::string suite_summary(const SuiteResult& suite);
-
 // Exit code of `fencecheck suite`: 0 every run as its scenario expects (a matrix: every run
 // decided), 1 some run broke an expectation (a matrix: some run found a violation), 2 some
 // run undecided or the suite interrupted, 3 some run failed as a harness.

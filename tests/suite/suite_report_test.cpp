@@ -6,6 +6,7 @@
 
 #include "harness/suite/scenarios.h"
 #include "harness/suite/suite_report.h"
+#include "harness/suite/suite_summary.h"
 
 namespace fencecheck::testing {
 namespace {
@@ -81,13 +82,21 @@ TEST(SuiteSummary, TheLineNamesTheRunThatDecidedTheExitCodeAndCountsTheOthers) {
   suite.rows[0].runs.insert(suite.rows[0].runs.begin(), run_of(s, unknown, 5999, "/store/runs/K5-delayed/U"));
   SuiteRun harness;  // no results.json at all
   harness.seed = 6003;
-  harness.error = "exit 3, no results.json; log /store/logs/K5-delayed-5.log: …redis-server not found\nmore";
+  // What suite_runner keeps of a failed run: its log's tail, cut anywhere, after the progress lines.
+  harness.error =
+      "exit 3, no results.json; log /store/logs/K5-delayed-5.log: …s] ok 794  fail 378  faults: kill-server n1\n"
+      "[ 15.2/20 s] ok 1189  fail 572  info 3  faults: kill-server n1 (starting)\n"
+      "fencecheck run: the nemesis failed: cannot shift the clock of n1\n"
+      "(faults in force then: kill-server n1 (starting))\n"
+      "fencecheck run: what was recorded is in /store/runs/K5-delayed/E\n";
+  harness.run_dir = "/store/runs/K5-delayed/E";
   suite.rows[0].runs.push_back(harness);
   ASSERT_EQ(suite_exit_code(suite), 3);
   const std::string line = suite_summary(suite);
   EXPECT_NE(line.find("exit 3 (a run failed as a harness): 2 of 5 run(s) as predicted; K5-delayed run 5 (seed "
-                      "6003): harness error: exit 3, no results.json; log /store/logs/K5-delayed-5.log: …redis-server "
-                      "not found; 2 more listed above"),
+                      "6003): harness error: fencecheck run: the nemesis failed: cannot shift the clock of n1 (faults "
+                      "in force then: kill-server n1 (starting)) (exit 3; log /store/logs/K5-delayed-5.log) — "
+                      "/store/runs/K5-delayed/E; 2 more listed above"),
             std::string::npos)
       << line;
   EXPECT_EQ(line.find('\n'), std::string::npos) << "one line";
@@ -97,6 +106,16 @@ TEST(SuiteSummary, TheLineNamesTheRunThatDecidedTheExitCodeAndCountsTheOthers) {
                              "/store/runs/K5-delayed/U"),
             std::string::npos)
       << problems[0];
+}
+
+TEST(SuiteSummary, AHarnessErrorOfAnotherFormIsQuotedByItsFirstLine) {
+  SuiteResult suite = delayed_with_a_false_alarm();
+  suite.rows[0].runs[1] = SuiteRun{};
+  suite.rows[0].runs[1].error = "cannot fork a run\nsecond line";
+  EXPECT_NE(suite_summary(suite).find("K5-delayed run 2 (seed 0): harness error: cannot fork a run"), std::string::npos)
+      << suite_summary(suite);
+  suite.rows[0].runs[1].error = "exit 3, no results.json; log /l: ";  // an empty log
+  EXPECT_NE(suite_summary(suite).find("harness error:  (exit 3; log /l)"), std::string::npos) << suite_summary(suite);
 }
 
 TEST(SuiteSummary, AMatrixCellNamesTheInvalidCheckers) {
