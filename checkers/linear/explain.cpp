@@ -27,6 +27,7 @@ nlohmann::json op_to_json(const LinOp& op, const Partition& p) {
                       {"complete_index", op.complete_index},
                       {"invoke_time", op.call},
                       {"complete_time", op.info ? nlohmann::json() : nlohmann::json(op.ret)}};
+  if (op.implied) j["implied_by_retirement"] = true;  // no line records it: the indices are the retiring op's
   switch (op.kind) {
     case OpKind::kAcquire:
     case OpKind::kRelease:

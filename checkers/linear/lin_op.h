@@ -39,6 +39,9 @@ struct LinOp {
   std::uint64_t complete_index = 0;  // of the ok/info line; invoke_index when cut short
   OpKind kind = OpKind::kAcquire;
   bool info = false;  // completed `info` (or never completed): may take effect or not
+  // A release no line records: its process was retired (an `info` op) while it held the
+  // lock. invoke_index/complete_index are those of the retiring op.
+  bool implied = false;
 
   bool is_lock_op() const { return kind == OpKind::kAcquire || kind == OpKind::kRelease; }
 };

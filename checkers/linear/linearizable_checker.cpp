@@ -89,7 +89,8 @@ class LinearizableChecker : public Checker {
     r.stats = {{"model", model}, {"model_chosen", chosen}, {"keys", parts.size()},
                {"fail_ops_dropped", counts.fail_dropped},
                {"info_reads_dropped", counts.info_reads_dropped},
-               {"ops_cut_short", counts.cut_short}};
+               {"ops_cut_short", counts.cut_short},
+               {"releases_implied_by_retirement", counts.implied_releases}};
     if (parts.empty()) {
       r.verdict = Verdict::kSkipped;
       r.summary = "Skipped: the history has no op of the " + model + " model (" + chosen + ").";

@@ -96,6 +96,12 @@ std::vector<bool> useful_ops(ModelKind m, const Partition& p) {
 }
 
 std::string describe_op(const LinOp& op, const Partition& p) {
+  if (op.implied) {
+    std::string d = "the release implied by the retirement of process " + std::to_string(op.process);
+    if (op.arg != kNoToken) d += " (token " + std::to_string(op.arg) + ")";
+    return d + " at the op of unknown outcome it invoked at " + format_seconds(op.call) + " (index " +
+           std::to_string(op.invoke_index) + ")";
+  }
   std::string d(to_string(op.kind));
   d += " by process " + std::to_string(op.process);
   auto value = [&](std::int64_t id) { return bounded_text(p.values.at(static_cast<std::size_t>(id))); };

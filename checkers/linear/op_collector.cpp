@@ -33,6 +33,12 @@ struct OpCollector::Impl {
   std::vector<Partition> partitions;
   std::vector<std::unordered_map<std::string, std::int64_t>> value_ids;  // per partition
   std::unordered_map<std::int64_t, Pending> in_flight;                  // by process
+  struct Held {
+    std::uint32_t key;
+    std::int64_t token;
+  };
+  // By process: the locks it holds (an ok acquire its next release has not yet invoked).
+  std::unordered_map<std::int64_t, std::vector<Held>> held;
   simdjson::dom::parser parser;  // the collector's own, so its memory ends with the collector
 
   // The canonical JSON of `text` (canonical_json.h: 1.0 and 1, or key order, do not make
@@ -56,6 +62,37 @@ struct OpCollector::Impl {
       value_ids.push_back({{"null", kNullValue}});
     }
     return it->second;
+  }
+
+  void stop_holding(std::int64_t process, std::uint32_t key) {
+    auto it = held.find(process);
+    if (it == held.end()) return;
+    std::erase_if(it->second, [&](const Held& h) { return h.key == key; });
+    if (it->second.empty()) held.erase(it);
+  }
+
+  // `retiring` (a completed op of unknown outcome) retired its process: every lock it held
+  // is given back some time after that op's invoke, or never. Returns how many.
+  std::uint64_t retire(const LinOp& retiring, std::uint64_t complete_index) {
+    auto it = held.find(retiring.process);
+    if (it == held.end()) return 0;
+    std::uint64_t n = 0;
+    for (const Held& h : it->second) {
+      LinOp release;
+      release.kind = OpKind::kRelease;
+      release.call = retiring.call;
+      release.ret = kNever;
+      release.info = true;
+      release.implied = true;
+      release.process = retiring.process;
+      release.arg = h.token;
+      release.invoke_index = retiring.invoke_index;
+      release.complete_index = complete_index;
+      partitions[h.key].ops.push_back(release);
+      ++n;
+    }
+    held.erase(it);
+    return n;
   }
 
   std::int64_t value_id(std::uint32_t key, std::string canonical) {
@@ -86,6 +123,7 @@ void OpCollector::observe(const Event& e) {
       p.op.arg = s.value_id(p.key, s.canonical(e.value, "expect"));
       p.op.arg2 = s.value_id(p.key, s.canonical(e.value, "value"));
     }
+    if (*kind == OpKind::kRelease) s.stop_holding(e.process, p.key);
     s.in_flight[e.process] = p;
     return;
   }
@@ -93,6 +131,7 @@ void OpCollector::observe(const Event& e) {
   if (it == s.in_flight.end()) return;  // the validator rejects this; stay harmless anyway
   Impl::Pending p = it->second;
   s.in_flight.erase(it);
+  if (e.type == OpType::kInfo) counts_.implied_releases += s.retire(p.op, e.index);
   if (e.type == OpType::kFail) {
     ++counts_.fail_dropped;
     return;
@@ -108,6 +147,7 @@ void OpCollector::observe(const Event& e) {
     p.op.arg = *e.token;
     counts_.tokens = true;
   }
+  if (!p.op.info && *kind == OpKind::kAcquire) s.held[e.process].push_back({p.key, p.op.arg});
   if (!p.op.info && *kind == OpKind::kRead) p.op.arg = s.value_id(p.key, s.canonical(e.value));
   counts_.lock_ops |= p.op.is_lock_op();
   counts_.register_ops |= *kind == OpKind::kRead || *kind == OpKind::kWrite;

@@ -1,7 +1,11 @@
 // Turns a stream of history events into per-key partitions of compact LinOps, pairing
 // each invoke with its completion. `fail` ops and `info` reads are dropped here (they can
 // never matter to a model); an invoke never completed (history cut short) is kept as an
-// info op. Register values are interned per key, so memory grows with the number of ops
+// info op. A process retired by an `info` op while it held a lock gives the lock back at
+// some unknown time after that op's invoke, or never: the collector adds that release as
+// an implied `info` release (the exclusion checker ends the hold at the same invoke, and
+// the worker does release a retired process's grant before it acquires that lock again).
+// Register values are interned per key, so memory grows with the number of ops
 // and distinct values, never with the JSON text.
 //
 // Events must come in file order and already be validated (history_validator.h). Values
@@ -23,6 +27,7 @@ struct CollectedCounts {
   std::uint64_t fail_dropped = 0;
   std::uint64_t info_reads_dropped = 0;
   std::uint64_t cut_short = 0;    // invokes with no completion, kept as info
+  std::uint64_t implied_releases = 0;  // locks held by a process when an info retired it
   bool lock_ops = false;          // some acquire or release
   bool tokens = false;            // some ok acquire carries a token
   bool register_ops = false;      // some read or write

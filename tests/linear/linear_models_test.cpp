@@ -70,6 +70,51 @@ TEST(MutexModel, InfoReleaseCannotTakeEffectBeforeItsInvoke) {
   EXPECT_EQ(verdict(h, "mutex"), Verdict::kInvalid);
 }
 
+// A process retired (an info op, here a read of the resource) while it held a lock gives
+// the lock back some time after that op's invoke, or never: the worker releases a retired
+// process's grant before it acquires that lock again, outside the history.
+TEST(MutexModel, ALockHeldByARetiredProcessMayBeGivenBack) {
+  TestHistory h;
+  h.inv(0, 0, "acquire").ok(1, 0).inv(2, 0, "read", "null", "r").info(3, 0);
+  h.inv(5, 1, "acquire").ok(6, 1).inv(7, 1, "release").ok(8, 1);
+  auto r = check_linearizable(h.events, "mutex");
+  EXPECT_EQ(r.verdict, Verdict::kValid) << r.summary;
+  EXPECT_EQ(r.stats["releases_implied_by_retirement"], 1);
+}
+
+TEST(MutexModel, TheImpliedReleaseCannotTakeEffectBeforeTheRetiringInvoke) {
+  // p1's acquire completed at 3, before p0 invoked the op that retired it (4): p0 still
+  // held the lock then.
+  TestHistory h;
+  h.inv(0, 0, "acquire").ok(1, 0).inv(2, 1, "acquire").ok(3, 1);
+  h.inv(4, 0, "write", R"({"token":null,"value":1})", "r").info(5, 0);
+  auto r = check_linearizable(h.events, "mutex");
+  ASSERT_EQ(r.verdict, Verdict::kInvalid);
+}
+
+TEST(MutexModel, OnlyALockStillHeldIsImpliedReleased) {
+  // p0 released l (fail: the lock was no longer its own), then was retired holding nothing:
+  // nothing is implied, and the failed release never took effect.
+  TestHistory h;
+  h.inv(0, 0, "acquire").ok(1, 0).inv(2, 0, "release").fail(3, 0).inv(4, 0, "read", "null", "r").info(5, 0);
+  h.inv(6, 1, "acquire").ok(7, 1);
+  auto r = check_linearizable(h.events, "mutex");
+  EXPECT_EQ(r.verdict, Verdict::kInvalid);
+  EXPECT_EQ(r.stats["releases_implied_by_retirement"], 0);
+}
+
+TEST(FencedMutexModel, ARetiredHoldersLockStillNeedsAHigherToken) {
+  TestHistory h;
+  h.inv(0, 0, "acquire").ok(1, 0, R"({"token":5})").inv(2, 0, "read", "null", "r").info(3, 0);
+  h.inv(5, 1, "acquire").ok(6, 1, R"({"token":6})");
+  EXPECT_EQ(verdict(h, "fenced-mutex"), Verdict::kValid);
+  TestHistory lower;
+  lower.inv(0, 0, "acquire").ok(1, 0, R"({"token":5})").inv(2, 0, "read", "null", "r").info(3, 0);
+  lower.inv(5, 1, "acquire").ok(6, 1, R"({"token":4})");
+  auto r = check_linearizable(lower.events, "fenced-mutex");
+  ASSERT_EQ(r.verdict, Verdict::kInvalid);
+}
+
 TEST(MutexModel, FailedOpsNeverTakeEffect) {
   TestHistory h;
   h.inv(0, 0, "acquire").ok(1, 0).inv(2, 1, "acquire").fail(3, 1).inv(4, 0, "release").ok(5, 0);

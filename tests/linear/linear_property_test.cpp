@@ -107,7 +107,23 @@ bool oracle_search(Model m, const std::vector<SimOp>& ops, std::vector<bool>& pl
   return false;
 }
 
+// A process retired (an info op) while it held the lock gives it back at some unknown time
+// after that op's invoke, or never: an info release. `ops` are in completion order.
+void add_releases_implied_by_retirement(std::vector<SimOp>& ops) {
+  std::set<std::int64_t> holding;
+  std::vector<SimOp> implied;
+  for (const SimOp& op : ops) {
+    if (op.f == "release") holding.erase(op.process);
+    if (op.outcome == SimOp::kInfo && holding.erase(op.process) > 0) {
+      implied.push_back(SimOp{op.process, "release", op.call, kInf, SimOp::kInfo});
+    }
+    if (op.f == "acquire" && op.outcome == SimOp::kOk) holding.insert(op.process);
+  }
+  ops.insert(ops.end(), implied.begin(), implied.end());
+}
+
 bool oracle_linearizable(Model m, std::vector<SimOp> ops) {
+  if (m == Model::kMutex || m == Model::kFencedMutex) add_releases_implied_by_retirement(ops);
   std::erase_if(ops, [](const SimOp& op) {
     return op.outcome == SimOp::kFail || (op.outcome == SimOp::kInfo && op.f == "read");
   });
