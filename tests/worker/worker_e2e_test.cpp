@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backends/redis/redis_lock_client.h"
-#include "checkers/ops.h"
+#include "ops/ops.h"
 #include "harness/control/worker_handle.h"
 #include "platform/runtime.h"
 #include "tests/backends/test_process.h"
