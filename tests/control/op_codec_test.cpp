@@ -1,4 +1,4 @@
-// The control plane's op codec: every op of the table survives encode → decode, ok values
+// The control plane's op codec: every op of the vocabulary survives encode → decode, ok values
 // come back in the history's shape, and malformed values or requests are clear errors.
 #include "harness/control/op_codec.h"
 
@@ -54,7 +54,7 @@ TEST(OpCodec, OkValuesHaveTheHistorysShape) {
   EXPECT_THROW(decode_ok_value(OpFn::kRead, read), std::invalid_argument);
   EXPECT_THROW(decode_ok_value(OpFn::kAcquire, proto::InvokeReply{}), std::invalid_argument);
   EXPECT_EQ(decode_ok_value(OpFn::kWrite, proto::InvokeReply{}), nullptr);
-  // What the session records: the repeat rule of the op table on top.
+  // What the session records: the repeat rule of the op's declaration on top.
   json write = {{"token", 1}, {"value", {5}}};
   EXPECT_EQ(completion_value(OpFn::kWrite, OpType::kInfo, write, nullptr), write);
   EXPECT_EQ(completion_value(OpFn::kAcquire, OpType::kFail, nullptr, json({{"token", 1}})), nullptr);
@@ -76,9 +76,9 @@ TEST(OpCodec, MalformedValuesAndRequestsAreErrors) {
 // declaration's shapes.
 TEST(OpCodec, ADeclaredOpTravelsByItsShapes) {
   const OpFn put = declare_op({.name = "codec-test-put", .runs_at = OpPlace::kResource, .invoke = ValueShape::kTokenAndValue,
-                               .ok = ValueShape::kTokenAndValue, .repeats_invoke_value = true});
+                               .ok = ValueShape::kTokenAndValue, .repeats_invoke_value = true, .decodes = {}});
   const OpFn lease = declare_op({.name = "codec-test-lease", .runs_at = OpPlace::kLockService,
-                                 .invoke = ValueShape::kNull, .ok = ValueShape::kToken});
+                                 .invoke = ValueShape::kNull, .ok = ValueShape::kToken, .decodes = {}});
   proto::InvokeRequest request = encode_invoke(put, "k1", {{"token", 4}, {"value", {"a"}}}, milliseconds(9));
   EXPECT_EQ(request.f(), "codec-test-put");
   EXPECT_EQ(request.ttl_ms(), 0) << "only ops on the lock service carry a lease";

@@ -69,9 +69,10 @@ TEST(Ops, CompletionsOfReleaseWriteAndCasRepeatTheInvokeValue) {
 TEST(Ops, InconsistentDeclarationsAreRefused) {
   // Each breaks one rule of declaration_problem(); declare_op refuses it and says why.
   const OpSpec bad[] = {
-      {.name = ""},
-      {.name = "nemesis"},
-      {.name = "ops-test-a", .invoke = ValueShape::kToken, .ok = ValueShape::kNull, .repeats_invoke_value = true},
+      {.name = "", .decodes = {}},
+      {.name = "nemesis", .decodes = {}},
+      {.name = "ops-test-a", .invoke = ValueShape::kToken, .ok = ValueShape::kNull, .repeats_invoke_value = true,
+       .decodes = {}},
       {.name = "ops-test-b", .invoke = ValueShape::kNull, .ok = ValueShape::kAny, .decodes = {.token = true}},
       {.name = "ops-test-c", .invoke = ValueShape::kToken, .ok = ValueShape::kToken, .decodes = {.appended = true}},
       {.name = "ops-test-d", .invoke = ValueShape::kNull, .ok = ValueShape::kToken, .decodes = {.read_items = true}},
@@ -81,14 +82,14 @@ TEST(Ops, InconsistentDeclarationsAreRefused) {
     EXPECT_THROW(declare_op(op), std::invalid_argument) << op.name;
     EXPECT_EQ(find_op(op.name), std::nullopt) << op.name;
   }
-  EXPECT_THROW(declare_op({.name = "write", .invoke = ValueShape::kAny, .ok = ValueShape::kAny}), std::invalid_argument)
+  EXPECT_THROW(declare_op({.name = "write", .invoke = ValueShape::kAny, .ok = ValueShape::kAny, .decodes = {}}), std::invalid_argument)
       << "a taken name";
 }
 
 TEST(Ops, ADeclaredOpJoinsTheVocabulary) {
   const std::size_t before = client_ops().size();
   const OpFn f = declare_op({.name = "ops-test-touch", .runs_at = OpPlace::kResource, .changes_state = false,
-                             .invoke = ValueShape::kNull, .ok = ValueShape::kAny});
+                             .invoke = ValueShape::kNull, .ok = ValueShape::kAny, .decodes = {}});
   EXPECT_EQ(client_ops().size(), before + 1);
   EXPECT_EQ(client_ops().back(), f);
   EXPECT_EQ(find_op("ops-test-touch"), f);
