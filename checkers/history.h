@@ -1,4 +1,5 @@
-// The history model: one Event per line of history.jsonl (DESIGN.md, "History format").
+// The history model: one Event per line of history.jsonl (docs/history.md). The op
+// vocabulary it is written in (OpType, OpFn, Token, Nanos) is ops/ops.h.
 //
 // Events are plain values, cheap to copy and safe to share between threads once built.
 // `value` keeps the line's `value` field as canonical JSON text (canonical_json.h) so that
@@ -13,21 +14,10 @@
 #include <string_view>
 #include <vector>
 
+#include "ops/ops.h"
+
 namespace fencecheck {
 
-enum class OpType : std::uint8_t { kInvoke, kOk, kFail, kInfo };
-// The client ops and their value shapes are described once, in ops.h; a new op gets an
-// enumerator here and a row there.
-enum class OpFn : std::uint8_t { kAcquire, kRelease, kRead, kWrite, kCas, kNemesis };
-
-std::string_view to_string(OpType t);
-std::string_view to_string(OpFn f);
-std::optional<OpType> parse_op_type(std::string_view s);
-// Client functions only (the names in ops.h); anything else on a client line is an error.
-std::optional<OpFn> parse_client_fn(std::string_view s);
-
-using Token = std::int64_t;
-using Nanos = std::int64_t;
 inline constexpr std::int64_t kNemesisProcess = -1;
 
 struct Event {
@@ -43,7 +33,7 @@ struct Event {
   std::string error;   // optional `error`, empty when absent
   std::size_t line = 0;  // 1-based line number in the file it came from
 
-  // Decoded from `value` by the reader (see DESIGN.md for each function's shape):
+  // Decoded from `value` by the reader, as the op's declaration says (ops/ops.h, OpDecodes):
   std::optional<Token> token;  // acquire ok / release / write: {"token": N}
   // write: the element the write adds (last item of value.value when it is an array),
   // canonical JSON; empty when the write adds none.

@@ -3,7 +3,6 @@
 #include "checkers/canonical_json.h"
 #include "checkers/history_validator.h"
 #include "checkers/jsonl.h"
-#include "checkers/ops.h"
 
 namespace fencecheck {
 namespace {
@@ -55,9 +54,9 @@ element require_member(const jsonl::Fields& fl, simdjson::dom::object o, const c
   return m;
 }
 
-// Checks `value` (absent: nullopt, which counts as null) against the shape the op table
-// gives this event, and decodes what the checkers use: the token, the element a write
-// appends, the items a read returned.
+// Checks `value` (absent: nullopt, which counts as null) against the shape the op's
+// declaration (ops/ops.h) gives this event, and decodes what the declaration says the
+// checkers use: the token, the element a write appends, the items a read returned.
 void decode_client_value(const jsonl::Fields& fl, std::optional<element> value, Event& e) {
   const OpSpec& op = op_spec(e.f);
   const ValueShape shape = op.shape(e.type);
@@ -71,32 +70,24 @@ void decode_client_value(const jsonl::Fields& fl, std::optional<element> value, 
     fl.fail("value", "must be an object " + std::string(to_string(shape)) + ", found " +
                          jsonl::type_name(value->type()));
   }
-  element payload = *value;  // what the op carries: value.value, or the value itself
-  switch (shape) {
-    case ValueShape::kNull:
-      if (!value->is_null()) {
-        fl.fail("value", "must be null for " + std::string(to_string(e.type)) + " " + e.f_name +
-                             ", found " + jsonl::type_name(value->type()));
-      }
-      break;
-    case ValueShape::kAny: break;
-    case ValueShape::kToken: e.token = fl.token_of(*value, "value"); break;
-    case ValueShape::kTokenAndValue:
-      e.token = fl.token_of(*value, "value");
-      payload = require_member(fl, o, "value", "value.value");
-      break;
-    case ValueShape::kExpectAndValue:
-      require_member(fl, o, "expect", "value.expect");
-      payload = require_member(fl, o, "value", "value.value");
-      break;
+  if (shape == ValueShape::kNull && !value->is_null()) {
+    fl.fail("value", "must be null for " + std::string(to_string(e.type)) + " " + e.f_name + ", found " +
+                         jsonl::type_name(value->type()));
   }
+  if (has_token(shape)) {
+    std::optional<Token> token = fl.token_of(*value, "value");
+    if (op.decodes.token) e.token = token;
+  }
+  if (shape == ValueShape::kExpectAndValue) require_member(fl, o, "expect", "value.expect");
+  // What the op carries: value.value, or the value itself.
+  element payload = has_value_member(shape) ? require_member(fl, o, "value", "value.value") : *value;
   simdjson::dom::array items;
-  if (op.appends && !payload.get_array().get(items)) {
+  if (op.decodes.appended && !payload.get_array().get(items)) {
     std::optional<element> last;
     for (element item : items) last = item;
     if (last) append_canonical_json(*last, e.appended);
   }
-  if (op.reads && e.type == OpType::kOk && !payload.get_array().get(items)) {
+  if (op.decodes.read_items && e.type == OpType::kOk && !payload.get_array().get(items)) {
     e.read_is_array = true;
     for (element item : items) e.read_items.push_back(canonical_json(item));
   }
@@ -152,7 +143,7 @@ bool HistoryReader::next(Event& e) {
   if (e.is_nemesis()) {
     e.f = OpFn::kNemesis;
   } else {
-    auto f = parse_client_fn(e.f_name);
+    auto f = find_op(e.f_name);
     if (!f) fl.fail("f", "unknown client function \"" + e.f_name + "\" (expected one of " + op_names() + ")");
     e.f = *f;
     e.key.assign(fl.require_string("key"));

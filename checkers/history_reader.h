@@ -1,10 +1,10 @@
-// Streaming readers of the two JSONL files of a run (DESIGN.md, "History format"):
+// Streaming readers of the two JSONL files of a run (docs/history.md):
 // history.jsonl → Event, resource.jsonl → ResourceEntry. One line in memory at a time.
 //
 // Every field is validated: bad JSON, a missing or mistyped field, an unknown `type` or
-// client `f`, a `value` not of the shape the op table (ops.h) gives that op and outcome,
-// and the ordering rules of HistoryValidator all throw InputError naming file, line and
-// field. A last line with no newline that does not parse is the mark of a writer
+// client `f`, a `value` not of the shape the op's declaration (ops/ops.h) gives that
+// outcome, and the ordering rules of HistoryValidator all throw InputError naming file,
+// line and field. A last line with no newline that does not parse is the mark of a writer
 // killed mid-line: it is skipped with a warning and the prefix stands. Not thread-safe.
 #pragma once
 

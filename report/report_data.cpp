@@ -38,11 +38,9 @@ int outcome_code(const std::optional<OpType>& o) {
   return 0;
 }
 
-json fn_names() {  // indexed by OpFn
+json fn_names() {  // indexed by OpFn: every op of the vocabulary (ops/ops.h)
   json names = json::array();
-  for (auto f : {OpFn::kAcquire, OpFn::kRelease, OpFn::kRead, OpFn::kWrite, OpFn::kCas}) {
-    names.push_back(std::string(to_string(f)));
-  }
+  for (OpFn f : client_ops()) names.push_back(std::string(to_string(f)));
   return names;
 }
 

@@ -191,15 +191,12 @@ std::string resource_key(int i, int generation) {
 const std::vector<WorkloadInfo>& workload_registry() {
   static const std::vector<WorkloadInfo> registry = {
       {"lock", "acquire a lock, hold it, release it", {OpFn::kAcquire, OpFn::kRelease},
-       {"exclusion", "tokens", "linearizable"},
        [](const WorkloadOptions& o) { return std::make_unique<LockWorkload>(o); }},
       {"lock-append", "under a lock: read a list, append a unique element, write it with the token",
        {OpFn::kAcquire, OpFn::kRelease, OpFn::kRead, OpFn::kWrite},
-       {"exclusion", "tokens", "resource", "linearizable"},
        [](const WorkloadOptions& o) { return std::make_unique<LockAppendWorkload>(o); }},
       {"cas", "no lock: read a register, then compare-and-set it from that value to a unique one",
        {OpFn::kRead, OpFn::kCas},
-       {"resource", "linearizable"},
        [](const WorkloadOptions& o) { return std::make_unique<CasWorkload>(o); }},
   };
   return registry;

@@ -22,7 +22,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "checkers/history.h"
+#include "ops/ops.h"
 
 namespace fencecheck {
 
@@ -72,8 +72,9 @@ class Workload {
 struct WorkloadInfo {
   std::string name;
   std::string description;
-  std::vector<OpFn> ops;              // the client ops it issues
-  std::vector<std::string> checkers;  // the checkers (checkers/registry.h) that judge it
+  // The client ops it issues; the checkers that judge it follow from them
+  // (checkers_for in checkers/registry.h).
+  std::vector<OpFn> ops;
   std::function<std::unique_ptr<Workload>(const WorkloadOptions&)> make;
 };
 

@@ -15,9 +15,11 @@ namespace {
 
 bool is_sequence(const Value& v) { return v.kind == Value::Kind::kVector || v.kind == Value::Kind::kList; }
 
-// [k v], and for cas [k [old new]]: the shape of jepsen.independent values.
+// [k v], and for an op whose value is {"expect", "value"} (cas) [k [old new]]: the shape of
+// jepsen.independent values.
 bool tuple_shaped(const Value& v, OpFn f) {
-  return v.kind == Value::Kind::kVector && v.items.size() == 2 && (f != OpFn::kCas || is_sequence(v.items[1]));
+  const bool pair_inside = op_spec(f).invoke == ValueShape::kExpectAndValue;
+  return v.kind == Value::Kind::kVector && v.items.size() == 2 && (!pair_inside || is_sequence(v.items[1]));
 }
 
 std::optional<Token> token_of(const Value& v) {
@@ -119,8 +121,8 @@ struct EdnHistoryReader::Impl {
       e.f = OpFn::kNemesis;
       e.value = edn::to_json(*value).dump();
     } else {
-      auto fn = parse_client_fn(e.f_name);
-      if (!fn) fail(f, ":f", "unsupported client function :" + e.f_name + " (the models know :acquire :release :read :write :cas)");
+      auto fn = find_op(e.f_name);
+      if (!fn) fail(f, ":f", "unsupported client function :" + e.f_name + " (known: " + op_names() + ")");
       e.f = *fn;
       set_value(op, *value, e);
     }
@@ -142,38 +144,39 @@ struct EdnHistoryReader::Impl {
       e.key = edn::key_text(value.items[0]);
       inner = &value.items[1];
     }
-    const bool ok = e.type == OpType::kOk;
-    switch (e.f) {
-      case OpFn::kAcquire:
-        if (ok) e.token = token_of(*inner);
-        e.value = ok ? token_json(e.token) : "null";
+    // Jepsen's values are bare: the token itself, the value written, [expected new]. The
+    // op's declaration (ops/ops.h) says which shape this phase's value has in fencecheck's
+    // history and what the checkers decode from it.
+    const OpSpec& spec = op_spec(e.f);
+    switch (spec.shape(e.type)) {
+      case ValueShape::kNull: e.value = "null"; break;
+      case ValueShape::kToken: {
+        std::optional<Token> token = token_of(*inner);
+        if (spec.decodes.token) e.token = token;
+        e.value = token_json(token);
         break;
-      case OpFn::kRelease:
-        e.token = token_of(*inner);
-        e.value = token_json(e.token);
-        break;
-      case OpFn::kRead: {
-        nlohmann::json read = ok ? edn::to_json(*inner) : nlohmann::json();
+      }
+      case ValueShape::kAny: {
+        nlohmann::json read = edn::to_json(*inner);
         e.value = canonical(read);
-        if (read.is_array()) {
+        if (spec.decodes.read_items && e.type == OpType::kOk && read.is_array()) {
           e.read_is_array = true;
           for (const auto& item : read) e.read_items.push_back(canonical(item));
         }
         break;
       }
-      case OpFn::kWrite: {
+      case ValueShape::kTokenAndValue: {
         nlohmann::json written = edn::to_json(*inner);
-        if (written.is_array() && !written.empty()) e.appended = canonical(written.back());
+        if (spec.decodes.appended && written.is_array() && !written.empty()) e.appended = canonical(written.back());
         e.value = canonical(nlohmann::json{{"token", nullptr}, {"value", std::move(written)}});
         break;
       }
-      case OpFn::kCas:
+      case ValueShape::kExpectAndValue:
         if (!is_sequence(*inner) || inner->items.size() != 2) {
-          fail(*inner, ":value", "a cas value must be [expected new], found " + edn::a_kind(inner->kind));
+          fail(*inner, ":value", "a " + e.f_name + " value must be [expected new], found " + edn::a_kind(inner->kind));
         }
         e.value = canonical(nlohmann::json{{"expect", edn::to_json(inner->items[0])}, {"value", edn::to_json(inner->items[1])}});
         break;
-      case OpFn::kNemesis: break;
     }
   }
 };

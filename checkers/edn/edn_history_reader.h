@@ -7,11 +7,14 @@
 // and :error. Tagged ops (#jepsen.history.Op{...}) are read as their map. Histories with
 // no :time at all (Knossos test data) use the op's position as its time, with a warning.
 //
-// Mapping: :acquire/:release/:read/:write/:cas become our client functions; anything else
-// on a client is an error. Nemesis events become nemesis lines (type info). Values follow
-// DESIGN.md's shapes: acquire ok {"token": N|null} (N when Jepsen's value is an integer or
-// {:token N}), release {"token": …}, write {"token": null, "value": v}, cas [old new] →
-// {"expect": old, "value": new}, read the value read. jepsen.independent histories
+// Mapping: an :f naming an op of the vocabulary (ops/ops.h) becomes that op; anything else
+// on a client is an error. Nemesis events become nemesis lines (type info). Values take the
+// shape the op's declaration gives each phase (docs/history.md): a token shape takes
+// Jepsen's value as the token, a {"token", "value"} shape as the value, an
+// {"expect", "value"} shape as [old new], any other as the value itself. So acquire ok
+// {"token": N|null} (N when Jepsen's value is an integer or {:token N}), release
+// {"token": …}, write {"token": null, "value": v}, cas [old new] → {"expect": old,
+// "value": new}, read the value read. jepsen.independent histories
 // (values [k v]) are split by key (the key's text); the first client op with a non-nil
 // value decides whether the history is independent; otherwise every op has key "jepsen".
 //

@@ -17,7 +17,7 @@
 
 namespace fencecheck::linear {
 
-// The client functions of history.h; kNemesis never reaches a partition.
+// The client ops of ops/ops.h; kNemesis never reaches a partition.
 using OpKind = OpFn;
 
 // The return time of an `info` op: it may take effect at any time after its invoke.

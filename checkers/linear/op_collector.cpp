@@ -136,7 +136,7 @@ void OpCollector::observe(const Event& e) {
     ++counts_.fail_dropped;
     return;
   }
-  if (e.type == OpType::kInfo && *kind == OpKind::kRead) {
+  if (e.type == OpType::kInfo && !op_spec(e.f).changes_state) {  // a read: as if it never happened
     ++counts_.info_reads_dropped;
     return;
   }
@@ -158,7 +158,7 @@ void OpCollector::observe(const Event& e) {
 std::vector<Partition> OpCollector::take_partitions() {
   Impl& s = *impl_;
   for (auto& [process, p] : s.in_flight) {
-    if (p.op.kind == OpKind::kRead) continue;
+    if (!op_spec(p.op.kind).changes_state) continue;  // a read cut short: as if it never happened
     p.op.info = true;
     p.op.ret = kNever;
     ++counts_.cut_short;

@@ -5,13 +5,6 @@
 namespace fencecheck {
 namespace {
 
-std::optional<std::int64_t> token_in(const nlohmann::json& v) {
-  const nlohmann::json& t = v.at("token");
-  if (t.is_null()) return std::nullopt;
-  if (!t.is_number_integer()) throw std::invalid_argument("\"token\" must be an integer or null, got " + t.dump());
-  return t.get<std::int64_t>();
-}
-
 // The field of an object value, for the error message when it is missing.
 const nlohmann::json& field(OpFn f, const nlohmann::json& v, const char* name) {
   if (!v.is_object() || !v.contains(name)) {
@@ -20,94 +13,77 @@ const nlohmann::json& field(OpFn f, const nlohmann::json& v, const char* name) {
   return v.at(name);
 }
 
+std::optional<std::int64_t> token_in(OpFn f, const nlohmann::json& v) {
+  const nlohmann::json& t = field(f, v, "token");
+  if (t.is_null()) return std::nullopt;
+  if (!t.is_number_integer()) throw std::invalid_argument("\"token\" must be an integer or null, got " + t.dump());
+  return t.get<std::int64_t>();
+}
+
+nlohmann::json parse_json(const std::string& text, const char* what) {
+  nlohmann::json v = nlohmann::json::parse(text, nullptr, false);
+  if (v.is_discarded()) throw std::invalid_argument(std::string(what) + " is not JSON: " + text);
+  return v;
+}
+
 }  // namespace
 
 proto::InvokeRequest encode_invoke(OpFn f, const std::string& key, const nlohmann::json& v,
                                    std::chrono::milliseconds ttl, std::optional<std::int64_t> fence) {
+  if (f == OpFn::kNemesis) throw std::invalid_argument("the nemesis has no client op");
+  const OpSpec& op = op_spec(f);
   proto::InvokeRequest r;
+  r.set_f(std::string(op.name));
   r.set_key(key);
-  switch (f) {
-    case OpFn::kAcquire:
-      r.mutable_acquire()->set_ttl_ms(ttl.count());
+  if (op.runs_at == OpPlace::kLockService) r.set_ttl_ms(ttl.count());
+  std::optional<std::int64_t> token = fence;
+  switch (op.invoke) {
+    case ValueShape::kNull: break;
+    case ValueShape::kAny: r.set_value_json(v.dump()); break;
+    case ValueShape::kToken: token = token_in(f, v); break;
+    case ValueShape::kTokenAndValue:
+      token = token_in(f, v);
+      r.set_value_json(field(f, v, "value").dump());
       break;
-    case OpFn::kRelease:
-      field(f, v, "token");
-      if (auto t = token_in(v)) r.mutable_release()->set_token(*t);
-      else r.mutable_release();
+    case ValueShape::kExpectAndValue:
+      if (v.is_object() && v.contains("token")) token = token_in(f, v);
+      r.set_expect_json(field(f, v, "expect").dump());
+      r.set_value_json(field(f, v, "value").dump());
       break;
-    case OpFn::kRead:
-      if (fence) r.mutable_read()->set_token(*fence);
-      else r.mutable_read();
-      break;
-    case OpFn::kWrite: {
-      field(f, v, "token");
-      proto::Write* w = r.mutable_write();
-      if (auto t = token_in(v)) w->set_token(*t);
-      w->set_value_json(field(f, v, "value").dump());
-      break;
-    }
-    case OpFn::kCas: {
-      proto::Cas* c = r.mutable_cas();
-      if (v.is_object() && v.contains("token")) {
-        if (auto t = token_in(v)) c->set_token(*t);
-      }
-      c->set_expect_json(field(f, v, "expect").dump());
-      c->set_value_json(field(f, v, "value").dump());
-      break;
-    }
-    case OpFn::kNemesis:
-      throw std::invalid_argument("the nemesis has no client op");
   }
+  if (token) r.set_token(*token);
   return r;
 }
 
 DecodedOp decode_invoke(const proto::InvokeRequest& r) {
+  std::optional<OpFn> f = find_op(r.f());
+  if (!f) throw std::invalid_argument(r.f().empty() ? "the request names no op" : "unknown op \"" + r.f() + "\"");
   DecodedOp op;
+  op.f = *f;
   op.key = r.key();
-  switch (r.op_case()) {
-    case proto::InvokeRequest::kAcquire:
-      op.f = OpFn::kAcquire;
-      op.ttl = std::chrono::milliseconds(r.acquire().ttl_ms());
-      break;
-    case proto::InvokeRequest::kRelease:
-      op.f = OpFn::kRelease;
-      if (r.release().has_token()) op.token = r.release().token();
-      break;
-    case proto::InvokeRequest::kRead:
-      op.f = OpFn::kRead;
-      if (r.read().has_token()) op.token = r.read().token();
-      break;
-    case proto::InvokeRequest::kWrite:
-      op.f = OpFn::kWrite;
-      if (r.write().has_token()) op.token = r.write().token();
-      op.value_json = r.write().value_json();
-      break;
-    case proto::InvokeRequest::kCas:
-      op.f = OpFn::kCas;
-      if (r.cas().has_token()) op.token = r.cas().token();
-      op.expect_json = r.cas().expect_json();
-      op.value_json = r.cas().value_json();
-      break;
-    case proto::InvokeRequest::OP_NOT_SET:
-      throw std::invalid_argument("the request names no op");
-  }
+  if (r.has_token()) op.token = r.token();
+  op.value_json = r.value_json();
+  op.expect_json = r.expect_json();
+  op.ttl = std::chrono::milliseconds(r.ttl_ms());
   return op;
 }
 
 nlohmann::json decode_ok_value(OpFn f, const proto::InvokeReply& reply) {
-  switch (f) {
-    case OpFn::kAcquire:
-      if (!reply.has_granted()) throw std::invalid_argument("an ok acquire reply carries no grant");
-      return {{"token", reply.granted().has_token() ? nlohmann::json(reply.granted().token()) : nlohmann::json()}};
-    case OpFn::kRead: {
-      if (!reply.has_read()) throw std::invalid_argument("an ok read reply carries no value");
-      nlohmann::json v = nlohmann::json::parse(reply.read().value_json(), nullptr, false);
-      if (v.is_discarded()) throw std::invalid_argument("the value read is not JSON: " + reply.read().value_json());
-      return v;
-    }
-    default:
-      return nullptr;
+  const OpSpec& op = op_spec(f);
+  if (op.repeats_invoke_value || op.ok == ValueShape::kNull) return nullptr;
+  if (!reply.has_result()) throw std::invalid_argument("an ok " + std::string(op.name) + " reply carries no result");
+  const proto::OkResult& res = reply.result();
+  nlohmann::json token = res.has_token() ? nlohmann::json(res.token()) : nlohmann::json();
+  switch (op.ok) {
+    case ValueShape::kToken: return {{"token", token}};
+    case ValueShape::kAny: return parse_json(res.value_json(), "the value returned");
+    case ValueShape::kTokenAndValue:
+      return {{"token", token}, {"value", parse_json(res.value_json(), "the value returned")}};
+    case ValueShape::kExpectAndValue:
+    case ValueShape::kNull: break;
   }
+  throw std::invalid_argument("an ok " + std::string(op.name) + " value of shape " + std::string(to_string(op.ok)) +
+                              " cannot travel in a reply");
 }
 
 }  // namespace fencecheck

@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "checkers/history.h"
+#include "ops/ops.h"
 
 namespace fencecheck {
 

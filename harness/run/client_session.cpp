@@ -2,7 +2,7 @@
 
 #include <thread>
 
-#include "checkers/ops.h"
+#include "ops/ops.h"
 
 namespace fencecheck {
 

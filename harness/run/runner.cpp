@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "backends/registry.h"
+#include "checkers/registry.h"
 #include "harness/results.h"
 #include "harness/run/bench_health.h"
 #include "harness/run/client_session.h"
@@ -423,7 +424,7 @@ int Runner::judge() {
   CheckRequest req;
   req.history = (dir_ / "history.jsonl").string();
   if (fs::exists(dir_ / "resource.jsonl")) req.resource = (dir_ / "resource.jsonl").string();
-  req.checkers = workload_info_->checkers;
+  req.checkers = checkers_for(workload_info_->ops);
   try {
     if (interrupts() < 2) {
       // The checkers run beside this thread, which keeps listening for a second Ctrl-C.

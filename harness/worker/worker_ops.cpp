@@ -122,8 +122,9 @@ proto::InvokeReply WorkerOps::invoke(const proto::InvokeRequest& req) {
     case OpFn::kWrite: return write(*s, op);
     case OpFn::kCas: return cas(*s, op);
     case OpFn::kNemesis: break;
+    default: break;  // an op of the vocabulary the worker has no code for (ops/ops.h, declare_op)
   }
-  return make_reply(Reply::FAIL, "unknown op", true);
+  return make_reply(Reply::FAIL, "bad request: the worker cannot run op \"" + std::string(to_string(op.f)) + "\"", true);
 }
 
 proto::InvokeReply WorkerOps::acquire(Session& s, const DecodedOp& op) {
@@ -140,8 +141,8 @@ proto::InvokeReply WorkerOps::acquire(Session& s, const DecodedOp& op) {
   LockResult res = s.client->acquire(op.key, op.ttl);
   Reply r = from_lock_result(res);
   if (res.outcome == Outcome::kOk && res.grant) {
-    if (res.grant->token) r.mutable_granted()->set_token(*res.grant->token);
-    else r.mutable_granted();
+    if (res.grant->token) r.mutable_result()->set_token(*res.grant->token);
+    else r.mutable_result();
     s.grants[op.key] = *res.grant;
   } else if (res.outcome == Outcome::kOk) {
     r = make_reply(Reply::INFO, "the lock client reported ok without a grant");
@@ -177,7 +178,7 @@ proto::InvokeReply WorkerOps::read(Session& s, const DecodedOp& op) {
   if (!st.ok()) return from_resource_error(st);
   if (!out.accepted()) return make_reply(Reply::FAIL, "rejected by the resource: " + out.reason());
   Reply r = make_reply(Reply::OK);
-  r.mutable_read()->set_value_json(out.value_json());
+  r.mutable_result()->set_value_json(out.value_json());
   return r;
 }
 

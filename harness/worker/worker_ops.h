@@ -7,7 +7,8 @@
 // a deadline. A resource call that timed out or broke after it may have been sent is INFO;
 // one that could not connect at all (nothing sent) is FAIL with not_sent; a refused write
 // is FAIL with the resource's reason. Bad requests (no op, Invoke before Setup) are FAIL
-// with an error naming the problem. cas is FAIL: the fenced resource has no compare-and-set.
+// with an error naming the problem, and so is an op of the vocabulary (ops/ops.h) that the
+// worker has no code for. cas goes to the resource's compare-and-set, like a write.
 //
 // Thread-safe. LockClient calls are serialized (LockClient is not thread-safe), so an op
 // stuck in the lock client delays the next lock op by at most the backend's command

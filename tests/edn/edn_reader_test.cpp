@@ -160,8 +160,8 @@ TEST(EdnHistoryReader, RejectsBadOpsWithLineFieldAndColumn) {
   EXPECT_EQ(read_error(ok0 + "{:type :done, :f :read, :process 0, :time 2}"),
             "t.edn:2: field ':type': column 8: must be :invoke, :ok, :fail or :info");
   EXPECT_EQ(read_error("{:type :invoke, :f :add, :process 0, :time 1}"),
-            "t.edn:1: field ':f': column 20: unsupported client function :add (the models know :acquire :release "
-            ":read :write :cas)");
+            "t.edn:1: field ':f': column 20: unsupported client function :add (known: acquire, release, "
+            "read, write, cas)");
   EXPECT_EQ(read_error("{:type :invoke, :f :read, :process \"p\", :time 1}"),
             "t.edn:1: field ':process': column 36: must be a non-negative integer or :nemesis");
   EXPECT_EQ(read_error("{:type :invoke, :f :cas, :value 3, :process 0, :time 1}"),

@@ -20,7 +20,7 @@ class TestHistory {
   TestHistory& inv(Nanos t, std::int64_t p, const std::string& f, const std::string& value = "null",
                    const std::string& key = "k") {
     Event e = base(t, p, OpType::kInvoke, value);
-    e.f = *parse_client_fn(f);
+    e.f = *find_op(f);
     e.f_name = f;
     e.key = key;
     open_[p] = e;

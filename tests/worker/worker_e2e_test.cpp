@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backends/redis/redis_lock_client.h"
-#include "checkers/ops.h"
+#include "ops/ops.h"
 #include "harness/control/worker_handle.h"
 #include "platform/runtime.h"
 #include "tests/backends/test_process.h"
@@ -26,7 +26,7 @@ using testing::ChildProcess;
 constexpr auto kDeadline = 3000ms;
 
 // A completion as the history records it: the value is the one the session writes
-// (completion_value of the op table), as minified JSON text.
+// (completion_value in ops/ops.h), as minified JSON text.
 struct Completion {
   OpType type = OpType::kInfo;
   std::string value_json;
@@ -34,15 +34,15 @@ struct Completion {
   bool not_sent = false;
 };
 
-// Runs op `f` (a name of the op table) through the handle with the history's invoke value
-// given as JSON text.
+// Runs op `f` (a name of the op vocabulary, ops/ops.h) through the handle with the
+// history's invoke value given as JSON text.
 Completion call(WorkerHandle& w, const std::string& f, const std::string& key, const std::string& value_json,
                 std::chrono::milliseconds ttl, std::chrono::milliseconds deadline) {
-  const OpSpec* op = find_op(f);
-  if (op == nullptr) throw std::invalid_argument("no op " + f);
+  std::optional<OpFn> op = find_op(f);
+  if (!op) throw std::invalid_argument("no op " + f);
   nlohmann::json invoke = nlohmann::json::parse(value_json, nullptr, false);
-  WorkerHandle::Completion c = w.invoke(op->fn, key, invoke, ttl, deadline);
-  nlohmann::json recorded = completion_value(op->fn, c.type, invoke, c.ok_value);
+  WorkerHandle::Completion c = w.invoke(*op, key, invoke, ttl, deadline);
+  nlohmann::json recorded = completion_value(*op, c.type, invoke, c.ok_value);
   return {c.type, recorded.is_discarded() ? value_json : recorded.dump(), c.error, c.not_sent};
 }
 
