@@ -3,10 +3,8 @@
 // a free port (tcp.h), the atomic file writer (atomic_file.h), and program lookup driven
 // by the caller's directories (os_util.h).
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -127,16 +125,7 @@ TEST(UniqueFd, ClosesOnResetAndDestructionAndMovesOwnership) {
 }
 
 TEST(Tcp, ConnectsToAListenerAndNotToAFreePort) {
-  UniqueFd listener(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof addr;
-  ASSERT_EQ(::bind(listener.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-  ASSERT_EQ(::listen(listener.get(), 4), 0);
-  ASSERT_EQ(::getsockname(listener.get(), reinterpret_cast<sockaddr*>(&addr), &len), 0);
-  std::uint16_t port = ntohs(addr.sin_port);
-
+  auto [listener, port] = testing::loopback_listener();
   UniqueFd conn = tcp_connect("127.0.0.1", port, 2s);
   EXPECT_TRUE(conn.valid());
   EXPECT_NE(::fcntl(conn.get(), F_GETFL) & O_NONBLOCK, 0);
