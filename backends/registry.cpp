@@ -57,9 +57,13 @@ BackendOptions resolve_backend_options(const BackendInfo& backend,
   return resolved;
 }
 
+std::optional<std::string> find_binary(const BackendInfo::Binary& bin) {
+  return os::find_executable(bin.program, bin.dirs);
+}
+
 std::optional<std::string> missing_binary_message(const BackendInfo& backend) {
   for (const BackendInfo::Binary& bin : backend.binaries) {
-    if (!os::find_executable(bin.program)) {
+    if (!find_binary(bin)) {
       return bin.program + " is not installed (needed by backend " + backend.name +
              "): apt-get install " + bin.debian_package + " (or run scripts/setup.sh)";
     }

@@ -38,11 +38,19 @@ struct BackendInfo {
   // The nodes its servers run on with default options ({"n1"} for redis); a server made
   // with other options may use others: LockServer::nodes() is authoritative.
   std::vector<std::string> server_nodes;
+  // A server program that must be installed, and where it comes from: the one place that
+  // says so (platform/ names no backend; scripts/setup.sh installs every debian_package,
+  // which a unit test checks).
   struct Binary {
-    std::string program;          // "redis-server"
-    std::string debian_package;   // "redis-server"
+    Binary(std::string program_name, std::string package, std::vector<std::string> extra_dirs = {})
+        : program(std::move(program_name)), debian_package(std::move(package)), dirs(std::move(extra_dirs)) {}
+    std::string program;           // "postgres"
+    std::string debian_package;    // "postgresql"
+    // Where the package installs it when that is off $PATH and the sbin directories, as
+    // os::program_search_path takes them: {"/usr/lib/postgresql/*/bin"}, newest first.
+    std::vector<std::string> dirs;
   };
-  std::vector<Binary> binaries;  // server programs that must be installed
+  std::vector<Binary> binaries;
   std::vector<BackendOption> options;
   bool has_leader = false;  // LockServer::leader() names one (partition-leader needs it)
   // options: resolved (resolve_backend_options). Throws std::invalid_argument for a value
@@ -67,10 +75,13 @@ std::string backend_names();
 BackendOptions resolve_backend_options(const BackendInfo& backend,
                                        const std::vector<std::string>& key_values);
 
+// The full path of bin (os::find_executable over bin.dirs); nullopt when not installed.
+std::optional<std::string> find_binary(const BackendInfo::Binary& bin);
+
 // nullopt when every binary of the backend is installed; otherwise one message naming the
 // first missing program and what to install, e.g. "redis-server is not installed (needed by
 // backend redis): apt-get install redis-server (or run scripts/setup.sh)". Looks programs
-// up exactly as Runtime::spawn does (os::find_executable).
+// up with find_binary, as the servers do before they spawn them.
 std::optional<std::string> missing_binary_message(const BackendInfo& backend);
 
 }  // namespace fencecheck

@@ -4,33 +4,36 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
-#include <stdexcept>
 #include <string>
+
+#include "platform/errors.h"
+#include "platform/os_util.h"
 
 namespace fencecheck {
 
-void write_file_atomically(const std::filesystem::path& path, std::string_view content) {
-  std::filesystem::path tmp = path;
+std::filesystem::path write_temp_beside(const std::filesystem::path& target, std::string_view content,
+                                        mode_t mode) {
+  std::filesystem::path tmp = target;
   tmp += ".tmp." + std::to_string(::getpid());
-  auto fail = [&](const char* what) {
-    std::string msg = std::string("cannot ") + what + " " + tmp.string() + ": " + std::strerror(errno);
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+  if (fd < 0) throw HarnessError("cannot create " + tmp.string() + ": " + os::strerror_string(errno));
+  try {
+    os::write_sync_close(fd, std::string(content), tmp.string());
+  } catch (const HarnessError&) {
     ::unlink(tmp.c_str());
-    throw std::runtime_error(msg);
-  };
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) fail("create");
-  for (std::size_t done = 0; done < content.size();) {
-    ssize_t n = ::write(fd, content.data() + done, content.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      ::close(fd);
-      fail("write");
-    }
-    done += static_cast<std::size_t>(n);
+    throw;
   }
-  if (::fsync(fd) != 0 || ::close(fd) != 0) fail("flush");
-  if (::rename(tmp.c_str(), path.c_str()) != 0) fail("rename into place");
+  return tmp;
+}
+
+void write_file_atomically(const std::filesystem::path& path, std::string_view content, mode_t mode) {
+  std::filesystem::path tmp = write_temp_beside(path, content, mode);
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    int err = errno;
+    ::unlink(tmp.c_str());
+    throw HarnessError("cannot rename " + tmp.string() + " to " + path.string() + ": " +
+                       os::strerror_string(err));
+  }
 }
 
 }  // namespace fencecheck

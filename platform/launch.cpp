@@ -14,6 +14,7 @@
 #include "platform/os_util.h"
 #include "platform/run_state.h"
 #include "platform/runtime.h"
+#include "platform/unique_fd.h"
 
 extern char** environ;
 
@@ -40,29 +41,6 @@ struct ChildFailure {
   Step step;
   int err;
 };
-
-class Fd {
- public:
-  explicit Fd(int fd = -1) : fd_(fd) {}
-  ~Fd() { reset(); }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-  void reset(int fd = -1) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = fd;
-  }
-
- private:
-  int fd_;
-};
-
-void make_pipe(Fd& read_end, Fd& write_end) {
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) throw HarnessError("pipe: " + os::strerror_string(errno));
-  read_end.reset(fds[0]);
-  write_end.reset(fds[1]);
-}
 
 // Everything the child needs, built before fork: after fork only async-signal-safe calls.
 struct ExecPlan {
@@ -139,16 +117,16 @@ int launch_child(const ProcessSpec& spec, const std::string& netns_path, RunStat
   auto exe = os::find_executable(spec.argv[0]);
   if (!exe) {
     throw HarnessError(what + ": `" + spec.argv[0] + "` is not installed or not in PATH (" +
-                       os::install_hint(spec.argv[0]) + ")");
+                       os::install_hint("") + ")");
   }
   std::error_code ec;
   std::filesystem::create_directories(spec.log.parent_path(), ec);
-  Fd log(::open(spec.log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644));
+  UniqueFd log(::open(spec.log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644));
   if (log.get() < 0) {
     throw HarnessError(what + ": cannot open log " + spec.log.string() + ": " +
                        os::strerror_string(errno));
   }
-  Fd netns;
+  UniqueFd netns;
   if (!netns_path.empty()) {
     netns.reset(::open(netns_path.c_str(), O_RDONLY | O_CLOEXEC));
     if (netns.get() < 0) {
@@ -157,9 +135,8 @@ int launch_child(const ProcessSpec& spec, const std::string& netns_path, RunStat
   }
   ExecPlan plan = plan_exec(spec, *exe);
   std::string cwd = spec.cwd.string();
-  Fd go_read, go_write, err_read, err_write;
-  make_pipe(go_read, go_write);
-  make_pipe(err_read, err_write);
+  auto [go_read, go_write] = make_pipe();
+  auto [err_read, err_write] = make_pipe();
 
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();

@@ -1,5 +1,10 @@
-// Small OS helpers shared by the runtime, the supervisor and `fencecheck clean`. Internal
-// to harness/runtime: other folders use runtime.h, supervisor.h and run_state.h.
+// Small OS helpers of the ground floor: run a command and collect its output, find a
+// program, write a file durably, say what to install. They name no backend and no tool:
+// callers pass the directories and Debian packages (a backend's BackendInfo::binaries).
+// Process inspection lives in platform/proc_stat.h (included here for older callers).
+//
+// Thread-safe: no shared state. Errors throw HarnessError saying what failed. Only
+// run_command and check_command block: until the command exits.
 #pragma once
 
 #include <cstdint>
@@ -7,28 +12,9 @@
 #include <string>
 #include <vector>
 
+#include "platform/proc_stat.h"
+
 namespace fencecheck::os {
-
-// Field 22 of /proc/<pid>/stat (start time in clock ticks since boot): together with the
-// pid it names one process even after the pid is reused. nullopt when pid does not exist.
-std::optional<std::uint64_t> process_start_time(int pid);
-
-// True when pid exists and, if start_time is given, started at that time.
-bool process_is(int pid, std::optional<std::uint64_t> start_time);
-
-// Field 3 of /proc/<pid>/stat: 'R', 'S', 'T' (stopped), 'Z'… ; '\0' when gone.
-char process_state(int pid);
-
-// The thread ids of pid (from /proc/<pid>/task); empty when pid is gone.
-std::vector<int> threads_of(int pid);
-// Field 3 of /proc/<pid>/task/<tid>/stat; '\0' when gone.
-char thread_state(int pid, int tid);
-
-// The live (not zombie) processes whose process group is pgid.
-std::vector<int> group_members(int pgid);
-
-// Polls until group_members(pgid) is empty or timeout passes; true if it emptied.
-bool wait_until_group_gone(int pgid, int timeout_ms);
 
 struct CommandResult {
   int status = -1;     // exit code, or 128 + signal
@@ -47,13 +33,15 @@ std::string check_command(const std::vector<std::string>& argv, const std::strin
                           const std::string& input = "");
 
 // Where programs are looked up, for validation and for spawn alike: $PATH, then the
-// directories Debian installs daemons and admin tools in that a normal PATH lacks
-// (/usr/local/sbin, /usr/sbin, /sbin, /usr/share/zookeeper/bin, /usr/lib/postgresql/*/bin,
-// newest version first).
-std::vector<std::string> program_search_path();
+// directories that hold daemons and admin tools but that a normal user's PATH lacks
+// (/usr/local/sbin, /usr/sbin, /sbin), then extra_dirs in order. An extra directory may
+// hold one '*' standing for a whole path component, e.g. "/usr/lib/<tool>/*/bin": it
+// expands to every match, newest version first (strverscmp).
+std::vector<std::string> program_search_path(const std::vector<std::string>& extra_dirs = {});
 // The full path of an executable: name itself when it contains a '/', else the first
-// match on program_search_path(). nullopt when absent.
-std::optional<std::string> find_executable(const std::string& name);
+// match on program_search_path(extra_dirs). nullopt when absent.
+std::optional<std::string> find_executable(const std::string& name,
+                                           const std::vector<std::string>& extra_dirs = {});
 
 std::string strerror_string(int err);
 
@@ -62,7 +50,8 @@ std::string strerror_string(int err);
 // a file whose data may not have reached the disk must never be taken for written.
 void write_sync_close(int fd, const std::string& text, const std::string& name);
 
-// "install the Debian package iproute2, e.g. with scripts/setup.sh" for a missing program.
-std::string install_hint(const std::string& program);
+// "install the Debian package iproute2, e.g. with scripts/setup.sh" for a missing program;
+// with an empty package, "install the Debian package that provides it, …".
+std::string install_hint(const std::string& debian_package);
 
 }  // namespace fencecheck::os

@@ -22,7 +22,7 @@ namespace fencecheck {
 
 struct ProcessSpec {
   std::string node;                          // node to run on (its netns under netns)
-  std::string name;                          // "redis-server", "worker", … for messages
+  std::string name;                          // "worker", a server's program name… for messages
   std::vector<std::string> argv;             // argv[0]: a path, or found by os::find_executable
   std::map<std::string, std::string> env;    // added to the controller's environment
   std::filesystem::path log;                 // required; stdout+stderr, appended; parent

@@ -1,6 +1,5 @@
 #include "platform/run_state.h"
 
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -8,6 +7,7 @@
 #include <random>
 #include <regex>
 
+#include "platform/atomic_file.h"
 #include "platform/cleanup.h"
 #include "platform/os_util.h"
 #include "platform/runtime.h"
@@ -22,25 +22,6 @@ std::optional<std::uint64_t> start_time_or_null(int pid) { return os::process_st
 
 nlohmann::json start_time_json(std::optional<std::uint64_t> t) {
   return t ? nlohmann::json(*t) : nlohmann::json(nullptr);
-}
-
-// Writes text to a fresh temp file beside `target`, fsyncs and closes it; returns its path.
-// A state file that may not have reached the disk is not a record clean could rely on.
-fs::path write_temp_beside(const fs::path& target, const std::string& text) {
-  fs::path tmp = target;
-  tmp += ".tmp." + std::to_string(::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) {
-    throw HarnessError("cannot write run state " + tmp.string() + ": " +
-                       os::strerror_string(errno));
-  }
-  try {
-    os::write_sync_close(fd, text, "run state " + tmp.string());
-  } catch (const HarnessError&) {
-    ::unlink(tmp.c_str());
-    throw;
-  }
-  return tmp;
 }
 
 void erase_value(nlohmann::json& array, const nlohmann::json& value) {
@@ -96,7 +77,8 @@ RunState::RunState(std::string run_id) : run_id_(std::move(run_id)) {
           {"process_groups", nlohmann::json::array()},
           {"paths", nlohmann::json::array()}};
   // link() fails if the file exists, so two runs can never share one state file.
-  fs::path tmp = write_temp_beside(file_, doc_.dump(2) + "\n");
+  // A state file that may not have reached the disk is not a record clean could rely on.
+  fs::path tmp = write_temp_beside(file_, doc_.dump(2) + "\n", 0600);
   int rc = ::link(tmp.c_str(), file_.c_str());
   int err = errno;
   ::unlink(tmp.c_str());
@@ -120,15 +102,7 @@ RunState::~RunState() {
   }
 }
 
-void RunState::save_locked() {
-  fs::path tmp = write_temp_beside(file_, doc_.dump(2) + "\n");
-  if (::rename(tmp.c_str(), file_.c_str()) != 0) {
-    int err = errno;
-    ::unlink(tmp.c_str());
-    throw HarnessError("cannot replace run state " + file_.string() + ": " +
-                       os::strerror_string(err));
-  }
-}
+void RunState::save_locked() { write_file_atomically(file_, doc_.dump(2) + "\n", 0600); }
 
 void RunState::add_netns(const std::string& name) {
   std::lock_guard lock(mu_);

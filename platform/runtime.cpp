@@ -1,6 +1,3 @@
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -11,6 +8,7 @@
 
 #include "platform/os_util.h"
 #include "platform/runtime_base.h"
+#include "platform/tcp.h"
 
 namespace fencecheck {
 
@@ -131,24 +129,6 @@ void NodeTableRuntime::check_new_node_names(const std::vector<std::string>& name
 
 namespace {
 
-// A port the kernel considers free on 127.0.0.1 right now.
-std::uint16_t free_loopback_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) throw HarnessError("socket: " + os::strerror_string(errno));
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof addr;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    int err = errno;
-    ::close(fd);
-    throw HarnessError("cannot find a free port on 127.0.0.1: " + os::strerror_string(err));
-  }
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
-
 class LocalRuntime final : public NodeTableRuntime {
  public:
   explicit LocalRuntime(RunState& state) : NodeTableRuntime(state) {}
@@ -204,7 +184,7 @@ std::unique_ptr<Runtime> make_runtime(std::string_view kind, const std::string& 
           "or run with sudo");
     }
     if (!os::find_executable("ip")) {
-      throw HarnessError("the netns runtime needs `ip`: " + os::install_hint("ip"));
+      throw HarnessError("the netns runtime needs `ip`: " + os::install_hint("iproute2"));
     }
     return make_netns_runtime(run_id, state);
   }

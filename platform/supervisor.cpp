@@ -1,11 +1,6 @@
 #include "platform/supervisor.h"
 
-#include <arpa/inet.h>
-#include <fcntl.h>
-#include <netinet/in.h>
-#include <poll.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -18,7 +13,7 @@
 #include <thread>
 
 #include "platform/launch.h"
-#include "platform/os_util.h"
+#include "platform/proc_stat.h"
 #include "platform/run_state.h"
 
 namespace fencecheck {
@@ -85,18 +80,11 @@ class SpawnThread {
 // asynchronous, and a pause only counts once the process can no longer act.
 bool wait_group_stopped(int pgid, milliseconds timeout) {
   auto deadline = Clock::now() + timeout;
-  for (;;) {
-    bool all = true;
-    for (int pid : os::group_members(pgid)) {
-      for (int tid : os::threads_of(pid)) {
-        char state = os::thread_state(pid, tid);
-        if (state != 'T' && state != 't' && state != 'Z' && state != 'X' && state != '\0') all = false;
-      }
-    }
-    if (all) return true;
+  while (!os::group_stopped(pgid)) {
     if (Clock::now() >= deadline) return false;
     std::this_thread::sleep_for(milliseconds(1));
   }
+  return true;
 }
 
 class ProcessImpl final : public Process {
@@ -223,32 +211,7 @@ class ProcessImpl final : public Process {
   std::atomic<bool> exit_expected_{false};
 };
 
-bool connect_once(const std::string& address, std::uint16_t port, milliseconds timeout) {
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(port);
-  if (::inet_pton(AF_INET, address.c_str(), &addr.sin_addr) != 1) {
-    throw HarnessError("tcp_connects: '" + address + "' is not an IPv4 address");
-  }
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (fd < 0) throw HarnessError("socket: " + os::strerror_string(errno));
-  bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
-  if (!ok && errno == EINPROGRESS) {
-    pollfd p{fd, POLLOUT, 0};
-    int err = 0;
-    socklen_t len = sizeof err;
-    ok = ::poll(&p, 1, static_cast<int>(timeout.count())) == 1 &&
-         ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err == 0;
-  }
-  ::close(fd);
-  return ok;
-}
-
 }  // namespace
-
-bool tcp_connect_within(const std::string& address, std::uint16_t port, milliseconds timeout) {
-  return connect_once(address, port, timeout);
-}
 
 struct Supervisor::Impl {
   Impl(const Runtime& r, RunState& s) : runtime(r), state(s) {}

@@ -45,9 +45,4 @@ class Supervisor {
   std::unique_ptr<Impl> impl_;
 };
 
-// True if a TCP connection to address:port (IPv4 dotted quad) succeeds within timeout from
-// the calling thread's network namespace. Throws HarnessError for a bad address.
-bool tcp_connect_within(const std::string& address, std::uint16_t port,
-                        std::chrono::milliseconds timeout);
-
 }  // namespace fencecheck

@@ -12,8 +12,9 @@ packages=(
   nlohmann-json3-dev libsimdjson-dev libboost-dev
   libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev
   libhiredis-dev libzookeeper-mt-dev libpq-dev
-  # servers under test
-  redis-server zookeeper postgresql etcd-server
+  # servers under test: every debian_package of BackendInfo::binaries (backends/*_backend.cpp)
+  # must be here; backend_registry_test checks it
+  redis-server zookeeper default-jre-headless postgresql etcd-server
   # fault injection
   iptables iproute2 procps psmisc
   # report tests: JUnit schema validation, report.html in a headless browser

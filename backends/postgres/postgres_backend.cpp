@@ -5,6 +5,12 @@
 
 namespace fencecheck {
 
+const BackendInfo::Binary& postgres_server_binary() {
+  // Debian keeps each major version's programs in its own directory, off $PATH.
+  static const BackendInfo::Binary binary{"postgres", "postgresql", {"/usr/lib/postgresql/*/bin"}};
+  return binary;
+}
+
 BackendInfo postgres_backend_info() {
   BackendInfo info;
   info.name = "postgres";
@@ -12,7 +18,7 @@ BackendInfo postgres_backend_info() {
       "one PostgreSQL server; a lease-table row with a fencing token (lock=lease) or session "
       "advisory locks (lock=advisory)";
   info.server_nodes = {"n1"};
-  info.binaries = {{"postgres", "postgresql"}, {"initdb", "postgresql"}};
+  info.binaries = {postgres_server_binary(), {"initdb", "postgresql", postgres_server_binary().dirs}};
   info.options = postgres_option_specs();
   info.make_server = [](const BackendOptions& options) -> std::unique_ptr<LockServer> {
     return std::make_unique<PostgresServer>(PostgresServerOptions::from_options(options));

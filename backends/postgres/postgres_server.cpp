@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "backends/postgres/pg_connection.h"
+#include "backends/postgres/postgres_backend.h"
 #include "backends/postgres/process_tree.h"
 #include "platform/os_util.h"
 
@@ -147,8 +148,9 @@ std::vector<std::string> PostgresServer::as_postgres(std::vector<std::string> ar
 void PostgresServer::configure(Runtime& runtime, const std::string& node, const fs::path& dir) {
   Endpoint e{runtime.node(node).address, runtime.port(node, "postgres", 5432), dir};
   if (bin_dir_.empty()) {
-    auto postgres = os::find_executable("postgres");
-    if (!postgres) throw HarnessError("postgres is not installed: " + os::install_hint("postgres"));
+    const BackendInfo::Binary& binary = postgres_server_binary();
+    auto postgres = find_binary(binary);
+    if (!postgres) throw HarnessError("postgres is not installed: " + os::install_hint(binary.debian_package));
     bin_dir_ = fs::path(*postgres).parent_path();  // initdb of the same version
   }
   if (as_root_) {

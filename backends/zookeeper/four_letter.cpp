@@ -1,71 +1,36 @@
 #include "backends/zookeeper/four_letter.h"
 
-#include <arpa/inet.h>
-#include <fcntl.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
 #include <cerrno>
 
+#include "platform/errors.h"
+#include "platform/tcp.h"
+
 namespace fencecheck {
-namespace {
 
 using Clock = std::chrono::steady_clock;
-
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
-
-// Waits for `events` on fd until deadline; false on timeout or error.
-bool wait_for(int fd, short events, Clock::time_point deadline) {
-  while (true) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-    if (left.count() <= 0) return false;
-    pollfd p{fd, events, 0};
-    int n = ::poll(&p, 1, static_cast<int>(left.count()));
-    if (n > 0) return true;
-    if (n < 0 && errno != EINTR) return false;
-  }
-}
-
-}  // namespace
 
 std::optional<std::string> zk_four_letter(const std::string& address, std::uint16_t port,
                                           const std::string& word,
                                           std::chrono::milliseconds timeout) {
   const Clock::time_point deadline = Clock::now() + timeout;
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(port);
-  if (::inet_pton(AF_INET, address.c_str(), &addr.sin_addr) != 1) return std::nullopt;
   // Non-blocking throughout, so that a paused server costs at most the timeout.
-  Fd fd(::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-  if (fd.get() < 0) return std::nullopt;
-  if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    if (errno != EINPROGRESS || !wait_for(fd.get(), POLLOUT, deadline)) return std::nullopt;
-    int err = 0;
-    socklen_t len = sizeof err;
-    if (::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &err, &len) != 0 || err != 0) return std::nullopt;
+  UniqueFd fd;
+  try {
+    fd = tcp_connect(address, port, timeout);
+  } catch (const HarnessError&) {
+    return std::nullopt;  // not an IPv4 address, or no socket to be had
   }
+  if (!fd.valid()) return std::nullopt;
   std::size_t sent = 0;
   while (sent < word.size()) {
     ssize_t n = ::send(fd.get(), word.data() + sent, word.size() - sent, MSG_NOSIGNAL);
     if (n > 0) {
       sent += static_cast<std::size_t>(n);
     } else if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
-      if (!wait_for(fd.get(), POLLOUT, deadline)) return std::nullopt;
+      if (!wait_for_fd(fd.get(), POLLOUT, deadline)) return std::nullopt;
     } else {
       return std::nullopt;
     }
@@ -80,7 +45,7 @@ std::optional<std::string> zk_four_letter(const std::string& address, std::uint1
     } else if (n == 0) {
       return answer;
     } else if (errno == EAGAIN || errno == EINTR) {
-      if (!wait_for(fd.get(), POLLIN, deadline)) return std::nullopt;
+      if (!wait_for_fd(fd.get(), POLLIN, deadline)) return std::nullopt;
     } else {
       return std::nullopt;
     }

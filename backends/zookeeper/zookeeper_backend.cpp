@@ -14,7 +14,8 @@ BackendInfo zookeeper_backend_info() {
   info.server_nodes = {"n1", "n2", "n3"};
   // The servers run as `java … QuorumPeerMain` from Debian's jars; zkServer.sh is only
   // looked up because it shows that the zookeeper package (and its jars) is installed.
-  info.binaries = {{"java", "default-jre-headless"}, {"zkServer.sh", "zookeeper"}};
+  info.binaries = {{"java", "default-jre-headless"},
+                   {"zkServer.sh", "zookeeper", {"/usr/share/zookeeper/bin"}}};
   info.options = zookeeper_option_specs();
   info.has_leader = true;
   info.make_server = [](const BackendOptions& options) -> std::unique_ptr<LockServer> {

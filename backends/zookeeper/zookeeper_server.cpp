@@ -5,8 +5,9 @@
 #include <stdexcept>
 
 #include "backends/zookeeper/four_letter.h"
+#include "backends/zookeeper/zookeeper_backend.h"
 #include "backends/zookeeper/zookeeper_lock_client.h"
-#include "platform/os_util.h"
+#include "platform/errors.h"
 
 namespace fencecheck {
 namespace {
@@ -41,7 +42,8 @@ void write_file(const std::filesystem::path& path, const std::string& text) {
 }  // namespace
 
 std::optional<std::string> zookeeper_install_problem() {
-  if (!os::find_executable("java")) return "java is not installed: apt-get install default-jre-headless";
+  // The programs and their packages as the registry entry names them.
+  if (auto missing = missing_binary_message(zookeeper_backend_info())) return missing;
   for (const char* jar : {kZooKeeperJar, kSlf4jSimpleJar}) {
     if (!std::filesystem::exists(jar)) {
       return std::string(jar) + " is missing: apt-get install zookeeper (or run scripts/setup.sh)";

@@ -43,8 +43,8 @@ struct ZooKeeperServerOptions {
 
 std::vector<BackendOption> zookeeper_option_specs();
 
-// nullopt when java and the jars the servers run from are installed; otherwise one message
-// saying what is missing and what to install.
+// nullopt when the registry entry's programs (java, zkServer.sh) and the jars the servers
+// run from are installed; otherwise one message saying what is missing and what to install.
 std::optional<std::string> zookeeper_install_problem();
 
 // Where one ensemble member listens.

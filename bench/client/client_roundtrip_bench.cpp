@@ -13,7 +13,7 @@
 
 #include "backends/redis/redis_lock_client.h"
 #include "harness/control/worker_handle.h"
-#include "tests/backends/test_process.h"
+#include "tests/backends/local_processes.h"
 
 namespace fencecheck {
 namespace {
@@ -32,8 +32,7 @@ struct Rig {
     for (int i = 0; i < kMaxWorkers; ++i) {
       std::string node = "c" + std::to_string(i + 1);
       std::string socket = (dir / (node + ".sock")).string();
-      workers.push_back(std::make_unique<testing::ChildProcess>(
-          std::vector<std::string>{FC_SERVICES_BIN, "worker", "--socket", socket, "--node", node}));
+      workers.spawn({FC_SERVICES_BIN, "worker", "--socket", socket, "--node", node});
       handles.push_back(std::make_unique<WorkerHandle>(socket));
       handles.back()->wait_connected(10s);
       // No resource calls are made; the address only has to parse.
@@ -42,12 +41,12 @@ struct Rig {
   }
   ~Rig() {
     handles.clear();
-    workers.clear();
+    workers.stop_all();
     std::filesystem::remove_all(dir);
   }
   std::filesystem::path dir;
   testing::RedisProcess redis;
-  std::vector<std::unique_ptr<testing::ChildProcess>> workers;
+  testing::LocalProcesses workers;
   std::vector<std::unique_ptr<WorkerHandle>> handles;
 };
 

@@ -7,7 +7,7 @@
 
 #include <thread>
 
-#include "tests/backends/test_process.h"
+#include "tests/backends/local_processes.h"
 
 namespace fencecheck {
 namespace {
@@ -87,7 +87,7 @@ TEST_F(RedisLockClientTest, ExpiredLeaseCanBeTakenWithAHigherToken) {
 TEST_F(RedisLockClientTest, PausedServerGivesUnknownWithinCommandTimeout) {
   RedisLockClient a(config(300ms), "c1");
   ASSERT_EQ(a.acquire("warm", 10s).outcome, Outcome::kOk);  // connection established
-  redis_.process().pause();
+  ASSERT_TRUE(redis_.process().pause());
   auto start = std::chrono::steady_clock::now();
   LockResult r = a.acquire("k", 10s);
   auto took = std::chrono::steady_clock::now() - start;
@@ -102,7 +102,7 @@ TEST_F(RedisLockClientTest, PausedServerGivesUnknownWithinCommandTimeout) {
 
 TEST_F(RedisLockClientTest, NoServerIsADefiniteFailure) {
   RedisClientConfig c = config();
-  c.port = testing::free_port();
+  c.port = free_loopback_port();
   RedisLockClient a(c, "c1");
   LockResult r = a.acquire("k", 1s);
   EXPECT_EQ(r.outcome, Outcome::kFail);

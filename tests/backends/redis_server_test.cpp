@@ -13,7 +13,6 @@
 
 #include "backends/registry.h"
 #include "platform/run_state.h"
-#include "tests/backends/test_process.h"
 
 namespace fencecheck {
 namespace {

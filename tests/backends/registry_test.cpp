@@ -2,12 +2,17 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
 #include <stdexcept>
 
 #include "backends/redis/redis_lock_client.h"
 #include "backends/redis/redis_server.h"
-#include "platform/os_util.h"
 
 namespace fencecheck {
 namespace {
@@ -42,15 +47,59 @@ TEST(BackendRegistry, InstalledBinariesGiveNoMessage) {
   EXPECT_FALSE(missing_binary_message(present));
 }
 
-TEST(BackendRegistry, LooksProgramsUpWhereSpawnDoes) {
-  // Debian puts daemons outside a normal PATH; validation and spawn share one lookup.
-  auto dirs = os::program_search_path();
-  EXPECT_NE(std::find(dirs.begin(), dirs.end(), "/usr/sbin"), dirs.end());
-  EXPECT_NE(std::find(dirs.begin(), dirs.end(), "/usr/share/zookeeper/bin"), dirs.end());
+TEST(BackendRegistry, LooksProgramsUpInTheDirectoriesItsEntryNames) {
+  // Debian puts some servers off every PATH; the registry entry says where, and the same
+  // lookup serves validation and the servers (find_binary).
+  char tmpl[] = "/tmp/fc-registry-test-XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  const std::filesystem::path dir = std::filesystem::path(tmpl) / "lib" / "7" / "bin";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "fc-off-path-server") << "#!/bin/sh\n";
+  std::filesystem::permissions(dir / "fc-off-path-server", std::filesystem::perms::owner_all);
+  BackendInfo off_path;
+  off_path.name = "off-path";
+  off_path.binaries = {{"fc-off-path-server", "fc-pkg"}};
+  EXPECT_TRUE(missing_binary_message(off_path)) << "found without its directory";
+  off_path.binaries = {{"fc-off-path-server", "fc-pkg", {std::string(tmpl) + "/lib/*/bin"}}};
+  EXPECT_FALSE(missing_binary_message(off_path));
+  EXPECT_EQ(find_binary(off_path.binaries[0]), (dir / "fc-off-path-server").string());
+  std::filesystem::remove_all(tmpl);
+
   BackendInfo absolute;
   absolute.name = "absolute";
   absolute.binaries = {{"/nonexistent/dir/sh", "dash"}};
   EXPECT_TRUE(missing_binary_message(absolute));
+}
+
+// The package list of scripts/setup.sh: the words of its `packages=( … )` array.
+std::set<std::string> setup_sh_packages() {
+  std::ifstream in(std::string(FENCECHECK_SOURCE_DIR) + "/scripts/setup.sh");
+  std::set<std::string> packages;
+  bool inside = false;
+  for (std::string line; std::getline(in, line);) {
+    if (!inside) {
+      inside = line.rfind("packages=(", 0) == 0;
+      continue;
+    }
+    line = line.substr(0, line.find('#'));
+    if (line.find(')') != std::string::npos) break;
+    std::istringstream words(line);
+    for (std::string w; words >> w;) packages.insert(w);
+  }
+  return packages;
+}
+
+TEST(BackendRegistry, SetupShInstallsEveryPackageTheRegistryNames) {
+  const std::set<std::string> installed = setup_sh_packages();
+  ASSERT_TRUE(installed.count("g++") && installed.count("cmake")) << "setup.sh's package list was not read";
+  for (const BackendInfo& backend : backend_registry()) {
+    ASSERT_FALSE(backend.binaries.empty()) << backend.name;
+    for (const BackendInfo::Binary& bin : backend.binaries) {
+      EXPECT_TRUE(installed.count(bin.debian_package))
+          << "backend " << backend.name << " needs " << bin.program << " from "
+          << bin.debian_package << ", which scripts/setup.sh does not install";
+    }
+  }
 }
 
 TEST(BackendOptions, DefaultsFilledUnknownAndBadValuesRefused) {

@@ -20,6 +20,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "platform/proc_stat.h"
 #include "tests/support/command.h"
 
 namespace fencecheck::testing {
@@ -89,23 +90,12 @@ class RunTest : public ::testing::Test {
   }
   // The pid of the controller's child whose command line contains `text` (0 if none).
   static pid_t child_with(pid_t controller, const std::string& text) {
-    std::error_code ec;
-    for (const auto& entry : fs::directory_iterator("/proc", ec)) {
-      std::string name = entry.path().filename().string();
-      if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-      std::ifstream stat(entry.path() / "stat");
-      std::string line;
-      std::getline(stat, line);
-      auto close = line.rfind(')');
-      if (close == std::string::npos) continue;
-      int ppid = 0;
-      char state = 0;
-      std::sscanf(line.c_str() + close + 1, " %c %d", &state, &ppid);
-      if (ppid != controller) continue;
-      std::ifstream cmd(entry.path() / "cmdline");
+    for (const os::ProcStat& child : os::all_processes()) {
+      if (child.ppid != controller) continue;
+      std::ifstream cmd("/proc/" + std::to_string(child.pid) + "/cmdline");
       std::string argv((std::istreambuf_iterator<char>(cmd)), std::istreambuf_iterator<char>());
       for (char& c : argv) c = c == '\0' ? ' ' : c;
-      if (argv.find(text) != std::string::npos) return std::stoi(name);
+      if (argv.find(text) != std::string::npos) return child.pid;
     }
     return 0;
   }

@@ -11,55 +11,21 @@
 #include <fstream>
 #include <map>
 #include <optional>
-#include <set>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "platform/proc_stat.h"
+
 namespace fencecheck::testing {
 
-struct ProcInfo {
-  int ppid = 0;
-  std::string start;  // field 22
-};
-
-// nullopt when pid is gone or a zombie.
-inline std::optional<ProcInfo> proc_info(int pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string line;
-  if (!std::getline(in, line)) return std::nullopt;
-  auto close = line.rfind(')');
-  if (close == std::string::npos || close + 2 >= line.size()) return std::nullopt;
-  std::istringstream rest(line.substr(close + 2));
-  std::vector<std::string> f;
-  for (std::string x; rest >> x;) f.push_back(x);
-  if (f.size() < 20 || f[0] == "Z") return std::nullopt;
-  return ProcInfo{std::stoi(f[1]), f[19]};
-}
-
-// Every live descendant of root: pid → start time.
+// Every live (not zombie) descendant of root: pid → start time.
 inline std::map<int, std::string> descendants(int root) {
-  std::map<int, ProcInfo> all;
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator("/proc", ec)) {
-    std::string name = e.path().filename().string();
-    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
-    if (auto info = proc_info(std::stoi(name))) all[std::stoi(name)] = *info;
-  }
   std::map<int, std::string> out;
-  std::set<int> frontier = {root};
-  while (!frontier.empty()) {
-    std::set<int> next;
-    for (const auto& [pid, info] : all) {
-      if (frontier.count(info.ppid) && !out.count(pid)) {
-        out[pid] = info.start;
-        next.insert(pid);
-      }
-    }
-    frontier = std::move(next);
+  for (const os::ProcStat& s : os::descendants_of(root)) {
+    if (s.state != 'Z') out[s.pid] = std::to_string(s.start_time);
   }
   return out;
 }
@@ -79,8 +45,10 @@ inline std::vector<std::string> survivors(const std::map<int, std::string>& proc
   while (true) {
     std::vector<std::string> alive;
     for (const auto& [pid, start] : processes) {
-      auto info = proc_info(pid);
-      if (info && info->start == start) alive.push_back(std::to_string(pid) + " (" + comm(pid) + ")");
+      auto info = os::read_proc_stat(pid);
+      if (info && info->state != 'Z' && std::to_string(info->start_time) == start) {
+        alive.push_back(std::to_string(pid) + " (" + comm(pid) + ")");
+      }
     }
     if (alive.empty() || std::chrono::steady_clock::now() > until) return alive;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));

@@ -168,19 +168,11 @@ TEST_F(ProcessTest, WaitReadyReturnsOnceReady) {
 }
 
 TEST_F(ProcessTest, TcpConnectsSeesAListener) {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof addr;
-  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-  ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
-  ASSERT_EQ(::listen(fd, 4), 0);
-  std::uint16_t port = ntohs(addr.sin_port);
-  EXPECT_TRUE(runtime_->tcp_connects("c1", "127.0.0.1", port, 500ms));
-  ::close(fd);
-  EXPECT_FALSE(runtime_->tcp_connects("c1", "127.0.0.1", port, 500ms));
-  EXPECT_THROW(runtime_->tcp_connects("c1", "localhost", port, 500ms), HarnessError);
+  auto listener = testing::loopback_listener();
+  EXPECT_TRUE(runtime_->tcp_connects("c1", "127.0.0.1", listener.port, 500ms));
+  listener.socket.reset();
+  EXPECT_FALSE(runtime_->tcp_connects("c1", "127.0.0.1", listener.port, 500ms));
+  EXPECT_THROW(runtime_->tcp_connects("c1", "localhost", listener.port, 500ms), HarnessError);
 }
 
 TEST_F(ProcessTest, DestroyStopsEverything) {

@@ -1,6 +1,8 @@
 // Helpers shared by the runtime tests.
 #pragma once
 
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -11,6 +13,8 @@
 #include <sstream>
 #include <string>
 #include <thread>
+
+#include "platform/unique_fd.h"
 
 namespace fencecheck::testing {
 
@@ -64,6 +68,25 @@ pid_t fork_child(Body body) {
     ::_exit(0);
   }
   return pid;
+}
+
+// A TCP socket listening on 127.0.0.1 at a port the kernel picked; aborts if it cannot
+// (a test machine without loopback is no place to run these tests).
+struct LoopbackListener {
+  UniqueFd socket;
+  std::uint16_t port = 0;
+};
+inline LoopbackListener loopback_listener() {
+  UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  if (!fd.valid() || ::bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+      ::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&addr), &len) != 0 || ::listen(fd.get(), 4) != 0) {
+    std::abort();
+  }
+  return {std::move(fd), ntohs(addr.sin_port)};
 }
 
 inline bool file_has_content(const std::filesystem::path& p) {

@@ -15,13 +15,13 @@
 #include "ops/ops.h"
 #include "harness/control/worker_handle.h"
 #include "platform/runtime.h"
-#include "tests/backends/test_process.h"
+#include "tests/backends/local_processes.h"
 
 namespace fencecheck {
 namespace {
 
 using namespace std::chrono_literals;
-using testing::ChildProcess;
+using testing::LocalProcesses;
 
 constexpr auto kDeadline = 3000ms;
 
@@ -54,28 +54,27 @@ class ClientSide : public ::testing::Test {
            ("fc-worker-test-" + std::to_string(::getpid()) + "-" +
             ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::create_directories(dir_);
-    resource_port_ = testing::free_port();
+    resource_port_ = free_loopback_port();
   }
   void TearDown() override {
-    workers_.clear();
-    resource_.reset();
+    processes_.stop_all();
     std::filesystem::remove_all(dir_);
   }
 
   void start_resource(const std::string& mode) {
-    resource_ = std::make_unique<ChildProcess>(
+    resource_ = &processes_.spawn(
         std::vector<std::string>{FC_SERVICES_BIN, "resource", "--listen",
                                  "127.0.0.1:" + std::to_string(resource_port_), "--mode", mode,
                                  "--log", (dir_ / "resource.jsonl").string()},
         (dir_ / "resource.log").string());
-    ASSERT_TRUE(testing::eventually([&] { return testing::tcp_port_open(resource_port_); }, 10s));
+    ASSERT_TRUE(testing::eventually([&] { return tcp_connect_within("127.0.0.1", resource_port_, 200ms); }, 10s));
   }
   std::string resource_address() const { return "127.0.0.1:" + std::to_string(resource_port_); }
 
   // Starts worker `node` and returns a set-up handle to it.
   WorkerHandle& start_worker(const std::string& node) {
     std::string socket = (dir_ / (node + ".sock")).string();
-    workers_.push_back(std::make_unique<ChildProcess>(
+    workers_.push_back(&processes_.spawn(
         std::vector<std::string>{FC_SERVICES_BIN, "worker", "--socket", socket, "--node", node},
         (dir_ / (node + ".log")).string()));
     handles_.push_back(std::make_unique<WorkerHandle>(socket));
@@ -88,7 +87,7 @@ class ClientSide : public ::testing::Test {
     h.setup("redis", cfg.to_json(), resource_address(), node);
     return h;
   }
-  ChildProcess& worker_process(std::size_t i) { return *workers_.at(i); }
+  Process& worker_process(std::size_t i) { return *workers_.at(i); }
 
   std::vector<nlohmann::json> resource_log() const {
     std::vector<nlohmann::json> out;
@@ -100,8 +99,9 @@ class ClientSide : public ::testing::Test {
   std::filesystem::path dir_;
   std::uint16_t resource_port_ = 0;
   testing::RedisProcess redis_;
-  std::unique_ptr<ChildProcess> resource_;
-  std::vector<std::unique_ptr<ChildProcess>> workers_;
+  LocalProcesses processes_;
+  Process* resource_ = nullptr;
+  std::vector<Process*> workers_;
   std::vector<std::unique_ptr<WorkerHandle>> handles_;
 };
 
@@ -185,7 +185,7 @@ TEST_F(ClientSide, FrozenWorkerGivesInfoWithinTheDeadlineAndRecovers) {
   start_resource("fenced");
   WorkerHandle& w = start_worker("c1");
   ASSERT_EQ(call(w, "read", "k", "null", 0ms, kDeadline).type, OpType::kOk);
-  worker_process(0).pause();
+  ASSERT_TRUE(worker_process(0).pause());
   auto start = std::chrono::steady_clock::now();
   Completion c = call(w, "acquire", "k", "null", 5s, 500ms);
   auto took = std::chrono::steady_clock::now() - start;
@@ -205,7 +205,7 @@ TEST_F(ClientSide, NewInvokeIsServedWhileAnOlderOneIsStuck) {
   start_resource("fenced");
   WorkerHandle& w = start_worker("c1");  // redis command timeout 500 ms
   ASSERT_EQ(call(w, "read", "k", "null", 0ms, kDeadline).type, OpType::kOk);
-  redis_.process().pause();
+  ASSERT_TRUE(redis_.process().pause());
   Completion stuck = call(w, "acquire", "k", "null", 5s, 100ms);
   EXPECT_EQ(stuck.type, OpType::kInfo);
   // The acquire is still waiting on redis inside the worker; a read must not queue behind it.
@@ -276,7 +276,7 @@ TEST_F(ClientSide, CasSetsOnlyFromTheExpectedValue) {
 
 TEST_F(ClientSide, InvokeBeforeSetupFails) {
   std::string socket = (dir_ / "raw.sock").string();
-  ChildProcess worker({FC_SERVICES_BIN, "worker", "--socket", socket, "--node", "c9"});
+  processes_.spawn({FC_SERVICES_BIN, "worker", "--socket", socket, "--node", "c9"});
   WorkerHandle h(socket);
   h.wait_connected(10s);
   Completion c = call(h, "read", "k", "null", 0ms, kDeadline);
@@ -291,12 +291,12 @@ TEST_F(ClientSide, ShutdownAndSigtermExitCleanly) {
   start_resource("fenced");
   WorkerHandle& w = start_worker("c1");
   EXPECT_TRUE(w.shutdown(2s));
-  EXPECT_EQ(worker_process(0).wait_exit(5s), std::optional<int>(0));
+  EXPECT_EQ(testing::exit_code_within(worker_process(0), 5s), std::optional<int>(0));
   EXPECT_FALSE(std::filesystem::exists(w.socket_path()));
   Completion gone = call(w, "read", "k", "null", 0ms, 500ms);
   EXPECT_EQ(gone.type, OpType::kInfo);
   resource_->signal(SIGTERM);
-  EXPECT_EQ(resource_->wait_exit(5s), std::optional<int>(0));
+  EXPECT_EQ(testing::exit_code_within(*resource_, 5s), std::optional<int>(0));
 }
 
 TEST_F(ClientSide, WaitConnectedTimesOutWithoutAWorker) {

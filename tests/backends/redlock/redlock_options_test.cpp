@@ -5,7 +5,7 @@
 #include <stdexcept>
 
 #include "backends/redlock/redlock_backend.h"
-#include "tests/backends/test_process.h"
+#include "platform/tcp.h"
 
 namespace fencecheck {
 namespace {
@@ -84,7 +84,7 @@ TEST(RedlockClient, QuorumDriftAndInstanceTimeout) {
 
 TEST(RedlockClient, NothingReachableIsAFailNothingWasSent) {
   RedlockClientConfig c;
-  for (int i = 0; i < 5; ++i) c.instances.push_back({"127.0.0.1", testing::free_port()});
+  for (int i = 0; i < 5; ++i) c.instances.push_back({"127.0.0.1", free_loopback_port()});
   RedlockClient client(c);
   LockResult a = client.acquire("k", 1000ms);
   EXPECT_EQ(a.outcome, Outcome::kFail);

@@ -8,7 +8,7 @@
 #include "backends/zookeeper/four_letter.h"
 #include "backends/zookeeper/zookeeper_lock_client.h"
 #include "backends/zookeeper/zookeeper_server.h"
-#include "tests/backends/test_process.h"
+#include "platform/tcp.h"
 
 namespace fencecheck {
 namespace {
@@ -73,7 +73,7 @@ TEST(ZooKeeperBackend, SrvrModeParsing) {
 }
 
 TEST(ZooKeeperBackend, FourLetterWordToNobodyIsNothing) {
-  std::uint16_t port = testing::free_port();
+  std::uint16_t port = free_loopback_port();
   auto t0 = std::chrono::steady_clock::now();
   EXPECT_EQ(zk_four_letter("127.0.0.1", port, "srvr", 300ms), std::nullopt);
   EXPECT_LT(std::chrono::steady_clock::now() - t0, 1s);
@@ -99,7 +99,7 @@ TEST(ZooKeeperClientConfig, RoundTripsAndRejectsBadFields) {
 // connect timeout; a grant this client never gave is not its to release.
 TEST(ZooKeeperLockClient, NoEnsembleMeansDefiniteFailure) {
   ZooKeeperClientConfig c;
-  c.hosts = "127.0.0.1:" + std::to_string(testing::free_port());
+  c.hosts = "127.0.0.1:" + std::to_string(free_loopback_port());
   c.connect_timeout = 300ms;
   ZooKeeperLockClient client(c, "c1");
   auto t0 = std::chrono::steady_clock::now();

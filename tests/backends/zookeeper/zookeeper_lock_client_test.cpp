@@ -16,7 +16,8 @@
 #include <mutex>
 #include <thread>
 
-#include "tests/backends/test_process.h"
+#include "platform/proc_stat.h"
+#include "tests/runtime/test_util.h"
 #include "tests/backends/zookeeper/zk_fixture.h"
 
 namespace fencecheck {
@@ -138,7 +139,7 @@ TEST_P(ZooKeeperLockClientTest, HolderPausedPastItsSessionLosesTheLock) {
   ASSERT_GT(held, 0) << "the child could not take the lock";
 
   ::kill(pid, SIGSTOP);
-  ASSERT_TRUE(testing::eventually([&] { return testing::all_threads_stopped(pid); }, 5s));
+  ASSERT_TRUE(testing::eventually([&] { return os::process_stopped(pid); }, 5s));
   auto paused = Clock::now();
   ZooKeeperLockClient& b = client("c2", {{"max_wait_ms", 15000}});
   LockResult gb = on("c2", [&] { return b.acquire("k", 15s); });

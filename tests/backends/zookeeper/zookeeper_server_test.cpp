@@ -9,7 +9,7 @@
 #include <fstream>
 #include <thread>
 
-#include "tests/backends/test_process.h"
+#include "tests/runtime/test_util.h"
 #include "tests/backends/zookeeper/zk_fixture.h"
 
 namespace fencecheck {

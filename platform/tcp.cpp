@@ -1,0 +1,69 @@
+#include "platform/tcp.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "platform/errors.h"
+
+namespace fencecheck {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string errno_text(int err) { return std::strerror(err); }
+
+}  // namespace
+
+bool wait_for_fd(int fd, short events, Clock::time_point deadline) {
+  for (;;) {
+    auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
+    pollfd p{fd, events, 0};
+    int n = ::poll(&p, 1, static_cast<int>(std::max<std::int64_t>(0, left.count())));
+    if (n > 0) return true;
+    if (n == 0 || errno != EINTR) return false;
+  }
+}
+
+UniqueFd tcp_connect(const std::string& address, std::uint16_t port, std::chrono::milliseconds timeout) {
+  const auto deadline = Clock::now() + timeout;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  if (::inet_pton(AF_INET, address.c_str(), &addr.sin_addr) != 1) {
+    throw HarnessError("tcp_connect: '" + address + "' is not an IPv4 address");
+  }
+  UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  if (!fd.valid()) throw HarnessError("socket: " + errno_text(errno));
+  if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) return fd;
+  if (errno != EINPROGRESS || !wait_for_fd(fd.get(), POLLOUT, deadline)) return UniqueFd();
+  int err = 0;
+  socklen_t len = sizeof err;
+  if (::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &err, &len) != 0 || err != 0) return UniqueFd();
+  return fd;
+}
+
+bool tcp_connect_within(const std::string& address, std::uint16_t port, std::chrono::milliseconds timeout) {
+  return tcp_connect(address, port, timeout).valid();
+}
+
+std::uint16_t free_loopback_port() {
+  UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!fd.valid()) throw HarnessError("socket: " + errno_text(errno));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+      ::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    throw HarnessError("cannot find a free port on 127.0.0.1: " + errno_text(errno));
+  }
+  return ntohs(addr.sin_port);
+}
+
+}  // namespace fencecheck
