@@ -36,8 +36,8 @@ TEST(FaultRegistry, NamesListEveryFault) {
 TEST(FaultRegistry, EveryFaultsFactoryMakesANemesisThatRunsIt) {
   FakeNemesisEnv env({"c1", "c2"}, {"n1", "n2", "n3"});
   FaultOptions options = with_pause(std::chrono::milliseconds(100));
-  options.restart = std::chrono::milliseconds(100);
-  options.clock_max = std::chrono::milliseconds(1000);
+  options.set("restart-ms", 100);
+  options.set("clock-max-ms", 1000);
   for (const auto& f : fault_registry()) {
     SCOPED_TRACE(f.name);
     ASSERT_TRUE(f.make);
