@@ -3,6 +3,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
 #include "platform/errors.h"
@@ -33,6 +34,8 @@ std::int64_t whole_number(const OptionSpec& spec, const std::string& text, std::
 }
 
 std::int64_t bytes(const OptionSpec& spec, const std::string& text) {
+  const std::string not_a_size = "--" + spec.name + ": \"" + text + "\" is not a size (a number, then K, M, G or T)";
+  if (text.empty() || !std::isdigit(static_cast<unsigned char>(text[0]))) throw std::invalid_argument(not_a_size);
   std::size_t used = 0;
   std::int64_t v = whole_number(spec, text, used);
   std::string suffix = text.substr(used);
@@ -43,9 +46,14 @@ std::int64_t bytes(const OptionSpec& spec, const std::string& text) {
   if (suffix.empty() || suffix == "B") return v;
   auto at = scales.find(suffix);
   if (suffix.size() != 1 || at == std::string::npos) {
-    throw std::invalid_argument("--" + spec.name + ": \"" + text + "\" is not a size (a number, then K, M, G or T)");
+    throw std::invalid_argument(not_a_size);
   }
-  for (std::size_t i = 0; i <= at; ++i) v *= 1024;
+  for (std::size_t i = 0; i <= at; ++i) {
+    if (v > std::numeric_limits<std::int64_t>::max() / 1024 || v < std::numeric_limits<std::int64_t>::min() / 1024) {
+      throw std::invalid_argument("--" + spec.name + ": \"" + text + "\" is too large");
+    }
+    v *= 1024;
+  }
   return v;
 }
 
@@ -212,7 +220,10 @@ void OptionSchema::add_cli(CLI::App& cmd, std::map<std::string, std::string>& ra
     if (for_check && s.reader != OptionReader::kChecker) continue;
     std::string names = "--" + s.name;
     if (for_check && !s.check_alias.empty()) names = "--" + s.check_alias + "," + names;
-    const std::string type = s.type == OptionType::kText ? "TEXT" : s.type == OptionType::kBytes ? "SIZE" : "NUMBER";
+    const char* type = s.type == OptionType::kText    ? "TEXT"
+                       : s.type == OptionType::kBytes ? "SIZE"
+                       : s.type == OptionType::kInteger ? "INT"
+                                                        : "NUMBER";
     cmd.add_option_function<std::string>(names, [&raw, name = s.name](const std::string& v) { raw[name] = v; },
                                          help_of(s))
         ->type_name(type)

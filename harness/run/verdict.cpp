@@ -9,6 +9,7 @@
 #include "harness/run/interrupts.h"
 #include "harness/run/run_store.h"
 #include "platform/atomic_file.h"
+#include "platform/errors.h"
 #include "platform/json_text.h"
 #include "report/junit.h"
 #include "report/run_index.h"

@@ -64,5 +64,26 @@ TEST(FaultRegistry, FamiliesOfListsEachFamilyOnceInRegistryOrder) {
             (std::vector<std::string>{"pause", "clock", "crash"}));
 }
 
+// A fault option's help names the faults that read it, from their registry entries.
+TEST(FaultRegistry, AnOptionsHelpNamesTheFaultsThatReadIt) {
+  for (const OptionSpec& spec : fault_option_specs()) {
+    if (spec.name != "pause-ms") continue;
+    EXPECT_NE(spec.help.find("(read by pause-holder, pause-client, pause-server, partition-holder)"),
+              std::string::npos)
+        << spec.help;
+    return;
+  }
+  FAIL() << "--pause-ms is not declared with the faults";
+}
+
+TEST(FaultRegistry, DefaultOptionsGiveEveryFamilyWhatItReads) {
+  FaultOptions o = default_fault_options();
+  EXPECT_EQ(o.integer("pause-ms"), 3000);
+  EXPECT_EQ(o.integer("restart-ms"), 0);
+  EXPECT_EQ(o.integer("clock-max-ms"), 30000);
+  EXPECT_EQ(o.integer("clock-min-ms"), 0);
+  EXPECT_EQ(o.text("nemesis-targets"), "");
+}
+
 }  // namespace
 }  // namespace fencecheck::testing

@@ -144,6 +144,28 @@ TEST(RunOptions, RunTakesTheCheckerOptionsUnderNamesThatDoNotClash) {
   EXPECT_EQ(RunConfig::from_json(config, "c").opts.text("model"), "register");
 }
 
+TEST(RunOptions, ValuesParseByTheirTypeOrNameTheOption) {
+  const OptionSchema& schema = run_option_schema();
+  const OptionSpec& memory = *schema.find("linear-memory-limit");
+  EXPECT_EQ(OptionSchema::parse(memory, "512M"), std::int64_t{512} << 20);
+  EXPECT_EQ(OptionSchema::parse(memory, "2G"), std::int64_t{2} << 30);
+  EXPECT_EQ(OptionSchema::parse(memory, "4096"), 4096);
+  for (const char* bad : {"lots", "", "5X", "99999999999999T"}) {
+    EXPECT_THROW(OptionSchema::parse(memory, bad), std::invalid_argument) << bad;
+  }
+  const OptionSpec& time_limit = *schema.find("time-limit");
+  EXPECT_EQ(OptionSchema::parse(time_limit, "2.5"), 2.5);
+  for (const char* bad : {"nan", "inf", "2.5s", "soon"}) {
+    EXPECT_THROW(OptionSchema::parse(time_limit, bad), std::invalid_argument) << bad;
+  }
+  try {
+    OptionSchema::parse(*schema.find("keys"), "3.5");
+    FAIL() << "3.5 keys accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "--keys: \"3.5\" is not a whole number");
+  }
+}
+
 TEST(RunOptions, DerivedDefaultsFollowWhatTheyDependOn) {
   RunConfig c;
   c.opts.set("pause-ms", 9000);

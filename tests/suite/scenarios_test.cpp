@@ -49,7 +49,8 @@ TEST(Scenarios, AnUnknownOptionOrABadValueIsAProblemNamingTheScenarioAndTheOptio
   };
   const std::vector<Bad> cases = {
       {{"--pause-msec", "100"}, "--pause-msec"},
-      {{"--pause-ms", "soon"}, "--pause-ms: \"soon\" is not a whole number"},
+      {{"--restart-ms", "soon"}, "--restart-ms: \"soon\" is not a whole number"},
+      {{"--pause-ms", "100"}, "--pause-ms"},  // K1 gives it already: once only
       {{"--keys", "0"}, "--keys must be between 1 and 1000"},
       {{"--clock-min-ms", "6000", "--clock-max-ms", "5000"}, "--clock-min-ms must be between 0 and --clock-max-ms"},
       {{"--nemesis-targets", "most"}, "--nemesis-targets must be one of random, one, minority, majority, all"},
