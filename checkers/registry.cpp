@@ -18,39 +18,42 @@ const std::vector<CheckerInfo>& checker_registry() {
   return registry;
 }
 
+namespace {
+
+OptionSpec checker_option(std::string name, OptionType type, nlohmann::json default_value, std::string unit,
+                          std::string help) {
+  OptionSpec s;
+  s.name = std::move(name);
+  s.type = type;
+  s.reader = OptionReader::kChecker;
+  s.default_value = std::move(default_value);
+  s.unit = std::move(unit);
+  s.help = std::move(help);
+  return s;
+}
+
+}  // namespace
+
 const std::vector<CheckerOption>& checker_options() {
   static const std::vector<CheckerOption> options = [] {
     const CheckOptions defaults;
-    OptionSpec model;
-    model.name = "model";
-    model.type = OptionType::kText;
-    model.reader = OptionReader::kChecker;
-    model.default_value = defaults.model;
+    OptionSpec model = checker_option("model", OptionType::kText, defaults.model, "",
+                                      "linearizable: the model (default: chosen from the history)");
     for (std::string rest = model_names(); !rest.empty();) {  // "mutex, fenced-mutex, …"
       auto comma = rest.find(", ");
       model.allowed.push_back(rest.substr(0, comma));
       rest = comma == std::string::npos ? "" : rest.substr(comma + 2);
     }
-    model.help = "linearizable: the model (default: chosen from the history)";
-    OptionSpec time;
-    time.name = "linear-time-limit";
+    OptionSpec time = checker_option("linear-time-limit", OptionType::kNumber, defaults.time_limit_s, "s",
+                                     "linearizable: seconds of search before the verdict is unknown");
     time.check_alias = "time-limit";
-    time.type = OptionType::kNumber;
-    time.reader = OptionReader::kChecker;
-    time.default_value = defaults.time_limit_s;
     time.min = 0;
     time.min_exclusive = true;
-    time.unit = "s";
-    time.help = "linearizable: seconds of search before the verdict is unknown";
-    OptionSpec memory;
-    memory.name = "linear-memory-limit";
+    OptionSpec memory =
+        checker_option("linear-memory-limit", OptionType::kBytes, defaults.memory_limit_bytes, "bytes",
+                       "linearizable: memory for the search before the verdict is unknown (e.g. 512M, 2G)");
     memory.check_alias = "memory-limit";
-    memory.type = OptionType::kBytes;
-    memory.reader = OptionReader::kChecker;
-    memory.default_value = defaults.memory_limit_bytes;
     memory.min = 1;
-    memory.unit = "bytes";
-    memory.help = "linearizable: memory for the search before the verdict is unknown (e.g. 512M, 2G)";
     return std::vector<CheckerOption>{
         {model, [](const nlohmann::json& v, CheckOptions& o) { o.model = v.get<std::string>(); }},
         {time, [](const nlohmann::json& v, CheckOptions& o) { o.time_limit_s = v.get<double>(); }},

@@ -9,13 +9,13 @@
 #include "platform/errors.h"
 
 namespace fencecheck {
-namespace {
-
 std::string join(const std::vector<std::string>& v, const char* sep) {
   std::string s;
   for (const auto& x : v) s += (s.empty() ? "" : sep) + x;
   return s;
 }
+
+namespace {
 
 std::string number_text(double d) {  // the shortest text that reads back as exactly d
   char buf[32];

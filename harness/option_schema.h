@@ -61,5 +61,7 @@ class OptionSchema {
 
 // The text a value is given as on a command line ("2.5", "3000", "fenced").
 std::string option_text(const nlohmann::json& value);
+// The words with sep between them: lists in messages and on command lines ("a, b", "a,b").
+std::string join(const std::vector<std::string>& words, const char* sep);
 
 }  // namespace fencecheck

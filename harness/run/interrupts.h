@@ -25,7 +25,4 @@ class InterruptGuard {
 // SIGINT/SIGTERM received since the guard was made.
 int interrupts();
 
-// Thrown by the runner when Ctrl-C comes during setup: nothing was tested.
-struct InterruptedDuringSetup {};
-
 }  // namespace fencecheck

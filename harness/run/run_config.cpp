@@ -13,15 +13,6 @@
 #include "workloads/workload.h"
 
 namespace fencecheck {
-namespace {
-
-std::string join(const std::vector<std::string>& v, const char* sep) {
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : sep) + x;
-  return s;
-}
-
-}  // namespace
 
 void RunConfig::resolve(const OptionSchema& schema) {
   if (nemesis.size() == 1 && nemesis[0] == "none") nemesis.clear();

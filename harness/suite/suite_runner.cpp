@@ -190,9 +190,7 @@ std::vector<SuiteCase> kleppmann_cases(const std::vector<std::string>& only) {
     if (!only.empty() && std::find(only.begin(), only.end(), s.id) == only.end()) continue;
     // The scenario's run as `fencecheck run` reads it, defaults in (scenario_problem() checks it).
     const RunConfig run = parse_run_args(s.args);
-    std::string faults;
-    for (const auto& f : run.nemesis) faults += (faults.empty() ? "" : ",") + f;
-    cases.push_back({s.id, s.title, s.claim, s.args, &s, run.backend, faults});
+    cases.push_back({s.id, s.title, s.claim, s.args, &s, run.backend, join(run.nemesis, ",")});
   }
   return cases;
 }
