@@ -39,6 +39,64 @@ std::vector<std::string> checkers_for(const std::vector<OpFn>& ops) {
   return names;
 }
 
+namespace {
+
+OptionSpec checker_option(std::string name, OptionType type, nlohmann::json default_value, std::string unit,
+                          std::string help) {
+  OptionSpec s;
+  s.name = std::move(name);
+  s.type = type;
+  s.reader = OptionReader::kChecker;
+  s.default_value = std::move(default_value);
+  s.unit = std::move(unit);
+  s.help = std::move(help);
+  return s;
+}
+
+}  // namespace
+
+const std::vector<CheckerOption>& checker_options() {
+  static const std::vector<CheckerOption> options = [] {
+    const CheckOptions defaults;
+    OptionSpec model = checker_option("model", OptionType::kText, defaults.model, "",
+                                      "linearizable: the model (default: chosen from the history)");
+    for (std::string rest = model_names(); !rest.empty();) {  // "mutex, fenced-mutex, …"
+      auto comma = rest.find(", ");
+      model.allowed.push_back(rest.substr(0, comma));
+      rest = comma == std::string::npos ? "" : rest.substr(comma + 2);
+    }
+    OptionSpec time = checker_option("linear-time-limit", OptionType::kNumber, defaults.time_limit_s, "s",
+                                     "linearizable: seconds of search before the verdict is unknown");
+    time.check_alias = "time-limit";
+    time.min = 0;
+    time.min_exclusive = true;
+    OptionSpec memory =
+        checker_option("linear-memory-limit", OptionType::kBytes, defaults.memory_limit_bytes, "bytes",
+                       "linearizable: memory for the search before the verdict is unknown (e.g. 512M, 2G)");
+    memory.check_alias = "memory-limit";
+    memory.min = 1;
+    return std::vector<CheckerOption>{
+        {model, [](const nlohmann::json& v, CheckOptions& o) { o.model = v.get<std::string>(); }},
+        {time, [](const nlohmann::json& v, CheckOptions& o) { o.time_limit_s = v.get<double>(); }},
+        {memory, [](const nlohmann::json& v, CheckOptions& o) { o.memory_limit_bytes = v.get<std::size_t>(); }},
+    };
+  }();
+  return options;
+}
+
+std::vector<OptionSpec> checker_option_specs() {
+  std::vector<OptionSpec> specs;
+  for (const auto& o : checker_options()) specs.push_back(o.spec);
+  return specs;
+}
+
+CheckOptions check_options(const OptionValues& values, CheckOptions base) {
+  for (const auto& o : checker_options()) {
+    if (values.has(o.spec.name)) o.apply(values.at(o.spec.name), base);
+  }
+  return base;
+}
+
 const CheckerInfo* find_checker(std::string_view name) { return find_by_name(checker_registry(), name); }
 std::string checker_names() { return names_of(checker_registry()); }
 

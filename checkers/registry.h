@@ -2,6 +2,10 @@
 // each one judges, from which the checkers of a workload follow (checkers_for). Adding a
 // checker is one entry in registry.cpp. The registry is immutable and thread-safe; no call
 // blocks.
+//
+// The checkers' options (--model, --linear-time-limit, --linear-memory-limit) are declared
+// once here, for `check` and `run` alike (harness/option_schema.h makes the flags);
+// check_options() turns the values given into the CheckOptions the checkers read.
 #pragma once
 
 #include <functional>
@@ -11,6 +15,7 @@
 
 #include "checkers/checker.h"
 #include "ops/ops.h"
+#include "options/option_spec.h"
 
 namespace fencecheck {
 
@@ -30,5 +35,15 @@ std::string checker_names();
 // The checkers that judge a workload issuing `ops`: those judging any of them, in registry
 // order. For lock (acquire, release): exclusion, tokens, linearizable.
 std::vector<std::string> checkers_for(const std::vector<OpFn>& ops);
+
+// One checker option: its declaration, and where its value goes in CheckOptions.
+struct CheckerOption {
+  OptionSpec spec;
+  std::function<void(const nlohmann::json& value, CheckOptions& into)> apply;
+};
+const std::vector<CheckerOption>& checker_options();
+std::vector<OptionSpec> checker_option_specs();
+// `base` with every checker option that has a value in `values` applied.
+CheckOptions check_options(const OptionValues& values, CheckOptions base = {});
 
 }  // namespace fencecheck

@@ -6,8 +6,8 @@
 
 #include "checkers/check.h"
 #include "checkers/event_source.h"
-#include "checkers/linear/linearizable_checker.h"
 #include "checkers/registry.h"
+#include "harness/option_schema.h"
 #include "harness/results.h"
 #include "platform/atomic_file.h"
 #include "platform/json_text.h"
@@ -24,7 +24,15 @@ struct CheckArgs {
   std::string out;
   bool json = false;
   CheckRequest request;
+  std::map<std::string, std::string> checker_options;  // as typed, by option name
 };
+
+// The checker options as declared with the checkers (checkers/registry.h): `run` takes the
+// same ones.
+const OptionSchema& checker_schema() {
+  static const OptionSchema schema(checker_option_specs());
+  return schema;
+}
 
 // A run directory is one `fencecheck run` made: it has a config.json. Its stored run block
 // (results.json) decides whether the run finished and how; it is read, never rewritten.
@@ -38,9 +46,13 @@ RunOrigin origin_of(const fs::path& dir, std::optional<RunRecord>& record) {
 int run_check(const CheckArgs& a) {
   CheckRequest req = a.request;
   req.checkers = a.checkers;
-  if (!is_known_model(req.options.model)) {
-    std::cerr << "fencecheck check: unknown model \"" << req.options.model << "\"; valid models: "
-              << model_names() << "\n";
+  try {
+    OptionValues values;
+    checker_schema().apply_cli(a.checker_options, values);
+    if (auto problem = checker_schema().problem(values)) throw std::invalid_argument(*problem);
+    req.options = check_options(values, req.options);
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "fencecheck check: " << e.what() << "\n";
     return kExitHarnessOrInput;
   }
   std::error_code ec;
@@ -110,16 +122,7 @@ void add_check_command(CLI::App& app) {
   cmd->add_flag("--json", args->json, "print the results as JSON instead of the summary (writes nothing)");
   cmd->add_option("--format", args->request.format, "history format: jsonl (default) or edn")
       ->check(CLI::IsMember({"jsonl", "edn"}));
-  cmd->add_option("--model", args->request.options.model,
-                  "linearizable: " + model_names() + " (default: chosen from the history)");
-  cmd->add_option("--time-limit", args->request.options.time_limit_s,
-                  "linearizable: seconds of search before the verdict is unknown")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--memory-limit", args->request.options.memory_limit_bytes,
-                  "linearizable: memory for the search before the verdict is unknown (e.g. 512M, 2G)")
-      ->transform(CLI::AsSizeValue(false))
-      ->capture_default_str();
+  checker_schema().add_cli(*cmd, args->checker_options, /*for_check=*/true);
   cmd->callback([args] { throw CLI::RuntimeError(run_check(*args)); });
 }
 

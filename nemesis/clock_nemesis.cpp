@@ -25,11 +25,13 @@ nlohmann::json offsets_json(const std::map<std::string, milliseconds>& m) {
 }  // namespace
 
 std::vector<std::string> ClockNemesis::targets(std::mt19937_64& rng) const {
-  return pick_targets(ctx_.servers.nodes(), options_.targets.empty() ? "random" : options_.targets, rng);
+  const std::string spec = options_.text("nemesis-targets");
+  return pick_targets(ctx_.servers.nodes(), spec.empty() ? "random" : spec, rng);
 }
 
 milliseconds ClockNemesis::capped(double ms) const {
-  return milliseconds(static_cast<std::int64_t>(std::min(ms, static_cast<double>(options_.clock_max.count()))));
+  const auto max_ms = static_cast<double>(options_.integer("clock-max-ms"));
+  return milliseconds(static_cast<std::int64_t>(std::min(ms, max_ms)));
 }
 
 void ClockNemesis::start(const std::string& fault, std::mt19937_64& rng) {
@@ -38,7 +40,7 @@ void ClockNemesis::start(const std::string& fault, std::mt19937_64& rng) {
   if (fault == "clock-bump") {
     std::map<std::string, milliseconds> deltas;
     for (const auto& node : targets(rng)) {
-      milliseconds d = std::max(options_.clock_min, capped(std::pow(1.5, 6 + uniform(rng, 0, 25))));
+      milliseconds d = std::max(options_.ms("clock-min-ms"), capped(std::pow(1.5, 6 + uniform(rng, 0, 25))));
       deltas[node] = rng() % 2 ? d : -d;
     }
     if (!deltas.empty()) bump_locked(deltas);

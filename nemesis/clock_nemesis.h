@@ -1,7 +1,7 @@
 // ClockNemesis (family "clock"): shifts the wall clocks of server nodes through the Clocks
 // capability (the clock-offset preload library), with Jepsen's ranges
-// (jepsen/nemesis/time.clj), every magnitude capped by FaultOptions::clock_max (and a
-// bump's at least clock_min); the servers hit are FaultOptions::targets when set:
+// (jepsen/nemesis/time.clj), every magnitude capped by --clock-max-ms (and a
+// bump's at least --clock-min-ms); the servers hit are --nemesis-targets when set:
 //   clock-bump    a random non-empty subset of servers jumps by ±1.5^(6+U[0,25)) ms each;
 //                 offsets add up until healed (open-ended; heal resets every offset to 0)
 //   clock-strobe  a random subset alternates between its offset and offset+delta every
@@ -40,7 +40,7 @@ class ClockNemesis : public Nemesis {
     TimeSource::Instant next_flip, until;
     bool high = false;
   };
-  // The servers a bump or strobe hits: FaultOptions::targets, or a random subset.
+  // The servers a bump or strobe hits: --nemesis-targets, or a random subset.
   std::vector<std::string> targets(std::mt19937_64& rng) const;
   std::chrono::milliseconds capped(double ms) const;
   void bump_locked(const std::map<std::string, std::chrono::milliseconds>& deltas);

@@ -29,10 +29,11 @@ void CrashNemesis::start(const std::string& fault, std::mt19937_64& rng) {
   if (down_) return;
   if (fault == "kill-server") {
     static const char* kSpecs[] = {"one", "minority", "majority", "all"};
-    const std::string spec = options_.targets.empty() ? kSpecs[rng() % 4] : options_.targets;
-    kill(fault, ctx_.servers, pick_targets(ctx_.servers.nodes(), spec, rng), options_.restart);
+    std::string spec = options_.text("nemesis-targets");
+    if (spec.empty()) spec = kSpecs[rng() % 4];
+    kill(fault, ctx_.servers, pick_targets(ctx_.servers.nodes(), spec, rng), options_.ms("restart-ms"));
   } else if (fault == "kill-client") {
-    kill(fault, ctx_.clients, pick_targets(ctx_.clients.nodes(), "one", rng), options_.restart);
+    kill(fault, ctx_.clients, pick_targets(ctx_.clients.nodes(), "one", rng), options_.ms("restart-ms"));
   } else if (fault == "restart-server") {
     restart_server(fault, pick_targets(ctx_.servers.nodes(), "one", rng));
   } else {

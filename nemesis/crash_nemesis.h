@@ -1,13 +1,13 @@
 // CrashNemesis (family "crash"): processes die and come back, through NodeProcesses.
 //   kill-server     SIGKILL a target set of servers — one, a minority, a majority or all,
-//                   drawn per fault (Jepsen's db-nodes specs) unless FaultOptions::targets
+//                   drawn per fault (Jepsen's db-nodes specs) unless --nemesis-targets
 //                   names one (nemesis/targets.h) — and start them again after
-//                   FaultOptions::restart (0: at once) on the same data directories, so
+//                   --restart-ms (0: at once) on the same data directories, so
 //                   what survives is what the backend's persistence kept
 //   restart-server  one random server stopped gracefully and started again
 //   kill-client     SIGKILL a random client's worker (its op in flight ends info, the
 //                   client goes on under a new process number) and start a new worker
-//                   after FaultOptions::restart
+//                   after --restart-ms
 // Records "kill" with the nodes actually killed and the restart delay, "start" when they
 // are launched again (on time: its planned instant is the kill's end), "restart" when a
 // stopped server is launched again, and then "ready" once the family stopped waiting for

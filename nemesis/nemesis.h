@@ -33,6 +33,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "options/option_spec.h"
 #include "platform/runtime.h"
 #include "platform/time_source.h"
 
@@ -105,16 +106,11 @@ struct NemesisContext {
   CancelCheck ending = [] { return false; };
 };
 
-// Fault parameters chosen on the command line; each family reads its own.
-struct FaultOptions {
-  std::chrono::milliseconds pause{3000};      // a pause, and a partition-holder cut
-  std::chrono::milliseconds restart{0};       // kill-server/kill-client: down this long
-  std::chrono::milliseconds clock_max{30000}; // largest clock offset a clock fault sets
-  std::chrono::milliseconds clock_min{0};     // smallest magnitude of a clock-bump
-  // Which servers kill-server, clock-bump and clock-strobe hit (nemesis/targets.h): empty
-  // = each fault's own draw (kill-server: one of one/minority/majority/all; clock: random).
-  std::string targets;
-};
+// The fault options in force: one options map (Jepsen's opts), option name → value, with
+// a value for every option of fault_option_specs() (default_fault_options() has the
+// defaults). Each option is declared once, beside the faults that read it, in
+// registry.cpp; each family reads its own by name (options.ms("pause-ms")).
+using FaultOptions = OptionValues;
 
 // Every nemesis line a family records has a value with "fault" (the fault's name) and
 // exactly what was done (targets, grudge, offsets, durations), so that replay() can do the
@@ -156,11 +152,18 @@ struct FaultInfo {
   // heals it after a random hold.
   bool self_timed = false;
   std::function<std::unique_ptr<Nemesis>(NemesisContext&, const FaultOptions&)> make;
+  // The options it reads, by name: each declared once in fault_option_specs().
+  std::vector<std::string> options = {};
 };
 
 const std::vector<FaultInfo>& fault_registry();
 const FaultInfo* find_fault(std::string_view name);  // nullptr when unknown
 std::string fault_names();
+// Every fault option (--pause-ms, --restart-ms, --clock-max-ms, --clock-min-ms,
+// --nemesis-targets, …), each declared once, with the faults that read it named in its help.
+const std::vector<OptionSpec>& fault_option_specs();
+// Each of fault_option_specs() at its default: what a test's nemesis gets unless it says.
+FaultOptions default_fault_options();
 // The families of a list of faults, each once, in registry order.
 std::vector<std::string> families_of(const std::vector<std::string>& faults);
 

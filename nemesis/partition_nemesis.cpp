@@ -16,9 +16,9 @@ void PartitionNemesis::start(const std::string& fault, std::mt19937_64& rng) {
   std::lock_guard lock(mu_);
   if (fault_ || holder_armed_) return;
   if (fault == "partition-holder") {
-    holder_armed_ = options_.pause;
+    holder_armed_ = options_.ms("pause-ms");
     armed_ = true;
-    ctx_.log.record("arm", {{"fault", fault}, {"ms", options_.pause.count()}});
+    ctx_.log.record("arm", {{"fault", fault}, {"ms", options_.integer("pause-ms")}});
     show_locked();
     return;
   }

@@ -11,13 +11,13 @@ void PauseNemesis::start(const std::string& fault, std::mt19937_64& rng) {
   std::lock_guard lock(mu_);
   if (paused_ || holder_armed_) return;
   if (fault == "pause-holder") {
-    arm_locked(options_.pause);
+    arm_locked(options_.ms("pause-ms"));
     return;
   }
   NodeProcesses& role = fault == "pause-client" ? ctx_.clients : ctx_.servers;
   std::vector<std::string> nodes = role.nodes();
   if (nodes.empty()) return;
-  pause_locked(fault, role, nodes[rng() % nodes.size()], options_.pause);
+  pause_locked(fault, role, nodes[rng() % nodes.size()], options_.ms("pause-ms"));
 }
 
 void PauseNemesis::replay(const std::string& f, const nlohmann::json& value) {

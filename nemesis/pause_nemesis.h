@@ -1,4 +1,4 @@
-// PauseNemesis (family "pause"): SIGSTOP, then SIGCONT after FaultOptions::pause — a long
+// PauseNemesis (family "pause"): SIGSTOP, then SIGCONT after --pause-ms — a long
 // GC pause.
 //   pause-holder  arms (recorded as "arm"); the next client whose acquire completes is
 //                 paused right then, before it can use the lock (the article's scenario)

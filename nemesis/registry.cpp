@@ -1,21 +1,60 @@
 #include <set>
+#include <stdexcept>
 
 #include "nemesis/clock_nemesis.h"
 #include "nemesis/crash_nemesis.h"
 #include "nemesis/nemesis.h"
 #include "nemesis/partition_nemesis.h"
 #include "nemesis/pause_nemesis.h"
+#include "nemesis/targets.h"
 #include "platform/named_registry.h"
 
 namespace fencecheck {
 
+namespace {
+
+OptionSpec fault_option(std::string name, std::int64_t default_ms, double min, std::string help) {
+  OptionSpec s;
+  s.name = std::move(name);
+  s.reader = OptionReader::kNemesis;
+  s.default_value = default_ms;
+  s.min = min;
+  s.unit = "ms";
+  s.help = std::move(help);
+  return s;
+}
+
+// Every fault option, once; which faults read it is each registry entry's `options`.
+std::vector<OptionSpec> declared_fault_options() {
+  OptionSpec targets;
+  targets.name = "nemesis-targets";
+  targets.type = OptionType::kText;
+  targets.reader = OptionReader::kNemesis;
+  targets.default_value = "";
+  targets.allowed = target_specs();
+  targets.help = "which servers a fault hits (default: each fault's own draw; kill-server: one of "
+                 "one/minority/majority/all, clock faults: random)";
+  return {
+      fault_option("pause-ms", 3000, 1, "how long a pause, or a partition-holder cut, lasts"),
+      fault_option("restart-ms", 0, 0, "how long a killed process stays down (0: restart at once)"),
+      fault_option("clock-max-ms", 30000, 1, "largest wall-clock offset a clock fault sets"),
+      fault_option("clock-min-ms", 0, 0, "smallest magnitude of a clock-bump"),
+      targets,
+  };
+}
+
+}  // namespace
+
 const std::vector<FaultInfo>& fault_registry() {
-  // name, family, description, needs_net, needs_clocks, needs_leader, self_timed, factory
+  // name, family, description, needs_net, needs_clocks, needs_leader, self_timed, factory,
+  // the options it reads (each declared once in declared_fault_options() above)
   static const std::vector<FaultInfo> registry = {
       {"pause-holder", "pause", "SIGSTOP the client whose acquire just completed, for --pause-ms (a GC pause)",
-       false, false, false, true, make_pause_nemesis},
-      {"pause-client", "pause", "SIGSTOP a random client for --pause-ms", false, false, false, true, make_pause_nemesis},
-      {"pause-server", "pause", "SIGSTOP a random server for --pause-ms", false, false, false, true, make_pause_nemesis},
+       false, false, false, true, make_pause_nemesis, {"pause-ms"}},
+      {"pause-client", "pause", "SIGSTOP a random client for --pause-ms", false, false, false, true,
+       make_pause_nemesis, {"pause-ms"}},
+      {"pause-server", "pause", "SIGSTOP a random server for --pause-ms", false, false, false, true,
+       make_pause_nemesis, {"pause-ms"}},
       {"partition-halves", "partition", "cut the servers and clients into two random halves",
        true, false, false, false, make_partition_nemesis},
       {"partition-one", "partition", "cut one random server or client off from all the others",
@@ -28,26 +67,49 @@ const std::vector<FaultInfo>& fault_registry() {
        true, false, true, false, make_partition_nemesis},
       {"partition-holder", "partition",
        "cut the client whose acquire just completed off from every server (not the resource) for --pause-ms",
-       true, false, false, true, make_partition_nemesis},
+       true, false, false, true, make_partition_nemesis, {"pause-ms"}},
       {"clock-bump", "clock", "jump the wall clocks of random servers by up to ±--clock-max-ms",
-       false, true, false, false, make_clock_nemesis},
+       false, true, false, false, make_clock_nemesis, {"clock-max-ms", "clock-min-ms", "nemesis-targets"}},
       {"clock-strobe", "clock", "flip random servers' wall clocks back and forth for up to 32 s",
-       false, true, false, true, make_clock_nemesis},
+       false, true, false, true, make_clock_nemesis, {"clock-max-ms", "nemesis-targets"}},
       {"clock-reset", "clock", "set every server's wall clock back to the host's", false, true, false, true,
        make_clock_nemesis},
       {"kill-server", "crash",
        "SIGKILL one, a minority, a majority or all servers; start them again after --restart-ms",
-       false, false, false, true, make_crash_nemesis},
+       false, false, false, true, make_crash_nemesis, {"restart-ms", "nemesis-targets"}},
       {"restart-server", "crash", "stop a random server gracefully and start it again",
        false, false, false, true, make_crash_nemesis},
       {"kill-client", "crash", "SIGKILL a random client's worker; a new one starts after --restart-ms",
-       false, false, false, true, make_crash_nemesis},
+       false, false, false, true, make_crash_nemesis, {"restart-ms"}},
   };
   return registry;
 }
 
 const FaultInfo* find_fault(std::string_view name) { return find_by_name(fault_registry(), name); }
 std::string fault_names() { return names_of(fault_registry()); }
+
+const std::vector<OptionSpec>& fault_option_specs() {
+  static const std::vector<OptionSpec> specs = [] {
+    std::vector<OptionSpec> out = declared_fault_options();
+    for (OptionSpec& spec : out) {
+      std::string readers;
+      for (const FaultInfo& f : fault_registry()) {
+        for (const auto& o : f.options) {
+          if (o == spec.name) readers += (readers.empty() ? "" : ", ") + f.name;
+        }
+      }
+      spec.help += " (read by " + readers + ")";
+    }
+    return out;
+  }();
+  return specs;
+}
+
+FaultOptions default_fault_options() {
+  FaultOptions o;
+  for (const OptionSpec& spec : fault_option_specs()) o.set(spec.name, spec.default_value);
+  return o;
+}
 
 std::vector<std::string> families_of(const std::vector<std::string>& faults) {
   std::set<std::string> wanted;

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "checkers/history_reader.h"
+#include "nemesis/replay_check.h"
 #include "platform/errors.h"
 
 namespace fencecheck {
@@ -63,6 +64,13 @@ std::vector<ReplayLine> read_replay_lines(const std::string& run_dir) {
     r.line.after = std::chrono::nanoseconds(after);
     lines.push_back(std::move(r.line));
   }
+  return lines;
+}
+
+std::vector<ReplayLine> load_replay(const RunConfig& c, const std::vector<std::string>& servers,
+                                    const std::vector<std::string>& clients, const FaultOptions& options) {
+  std::vector<ReplayLine> lines = read_replay_lines(c.replay);
+  check_replay(c.nemesis, lines, servers, clients, options, replay_history_path(c.replay));
   return lines;
 }
 

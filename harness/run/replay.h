@@ -28,4 +28,10 @@ std::vector<ReplayLine> read_replay_lines(const std::string& run_dir);
 // Where read_replay_lines() reads, for messages.
 std::string replay_history_path(const std::string& run_dir);
 
+// read_replay_lines(c.replay), each line checked against the replaying run — its faults
+// (c.nemesis), server and client nodes and fault options (nemesis/replay_check.h) — before
+// anything starts. Throws InputError or HarnessError as those do.
+std::vector<ReplayLine> load_replay(const RunConfig& c, const std::vector<std::string>& servers,
+                                    const std::vector<std::string>& clients, const FaultOptions& options);
+
 }  // namespace fencecheck

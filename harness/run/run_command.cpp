@@ -1,5 +1,6 @@
 #include "harness/run/run_command.h"
 
+#include <algorithm>
 #include <iostream>
 #include <memory>
 
@@ -10,55 +11,50 @@
 
 namespace fencecheck {
 
-void add_run_command(CLI::App& app) {
-  auto c = std::make_shared<RunConfig>();
-  CLI::App* cmd = app.add_subcommand("run", "Run a test: real servers, clients, faults, then the checkers");
-  cmd->add_option("--backend", c->backend, "lock service under test: " + backend_names())
-      ->capture_default_str();
-  cmd->add_option("--backend-opt", c->backend_opts,
-                  "key=value option of the backend (repeatable), e.g. persistence=always for redis");
-  cmd->add_option("--workload", c->workload, "what clients do: " + workload_names())->capture_default_str();
-  cmd->add_option("--nemesis", c->nemesis, "comma-separated faults (" + fault_names() + ") or none")
+void add_run_options(CLI::App& cmd, RunArgs& args, const OptionSchema& schema) {
+  RunConfig& c = args.config;
+  cmd.add_option("--backend", c.backend, "lock service under test: " + backend_names())->capture_default_str();
+  cmd.add_option("--backend-opt", c.backend_opts,
+                 "key=value option of the backend (repeatable), e.g. persistence=always for redis");
+  cmd.add_option("--workload", c.workload, "what clients do: " + workload_names())->capture_default_str();
+  cmd.add_option("--nemesis", c.nemesis, "comma-separated faults (" + fault_names() + ") or none")
       ->delimiter(',')
       ->capture_default_str();
-  cmd->add_option("--resource", c->resource, "fenced: the resource refuses stale tokens; unfenced: accepts all")
+  cmd.add_option("--resource", c.resource, "fenced: the resource refuses stale tokens; unfenced: accepts all")
       ->capture_default_str();
-  cmd->add_option("--runtime", c->runtime, "netns (default as root) or local (127.0.0.1, no partitions)");
-  cmd->add_option("--concurrency", c->concurrency, "client processes")->capture_default_str();
-  cmd->add_option("--keys", c->keys, "locks (and resource keys)")->capture_default_str();
-  cmd->add_option("--hold-ms", c->hold_ms, "longest time a client holds a lock")->capture_default_str();
-  cmd->add_option("--ttl-ms", c->ttl_ms, "lease of each grant")->capture_default_str();
-  cmd->add_option("--pause-ms", c->pause_ms, "how long a pause lasts")->capture_default_str();
-  cmd->add_option("--nemesis-interval", c->nemesis_interval_ms, "ms between the starts of faults")
-      ->capture_default_str();
-  cmd->add_option("--restart-ms", c->restart_ms,
-                  "kill-server, kill-client: how long a killed process stays down (0: restart at once)")
-      ->capture_default_str();
-  cmd->add_option("--clock-max-ms", c->clock_max_ms, "largest wall-clock offset a clock fault sets")
-      ->capture_default_str();
-  cmd->add_option("--clock-min-ms", c->clock_min_ms, "smallest magnitude of a clock-bump")->capture_default_str();
-  cmd->add_option("--nemesis-targets", c->nemesis_targets,
-                  "which servers kill-server, clock-bump and clock-strobe hit: random, one, minority, majority "
-                  "or all (default: each fault's own draw)");
-  cmd->add_option("--replay", c->replay,
-                  "rerun a stored run: its config.json, and its recorded faults at the same offsets "
-                  "(only --store, --name and --junit may be given with it)");
-  cmd->add_option("--op-timeout-ms", c->op_timeout_ms,
-                  "deadline of one client op; past it the op is info (default: max(5000, pause + 2000))");
-  cmd->add_option("--max-info", c->max_info,
-                  "ops of unknown outcome one client may have before it stops (the run is then unknown)")
-      ->capture_default_str();
-  cmd->add_option("--stall-ms", c->stall_ms,
-                  "no ok op for this long while no fault is in force ends the run as unknown "
-                  "(default: max(10000, 2 × op timeout))");
-  cmd->add_option("--time-limit", c->time_limit_s, "seconds of test (setup and checks come on top)")
-      ->capture_default_str();
-  cmd->add_option("--seed", c->seed, "seed of the generator and the nemesis schedule (default: random, recorded)");
-  cmd->add_option("--store", c->store, "where runs are kept")->capture_default_str();
-  cmd->add_option("--name", c->name, "test name (default: backend-workload-faults-resource)");
-  cmd->add_option("--junit", c->junit, "also write the verdicts as JUnit XML to this file (a testcase per checker)");
-  cmd->callback([c, cmd] {
-    if (!c->replay.empty()) {
+  cmd.add_option("--runtime", c.runtime, "netns (default as root) or local (127.0.0.1, no partitions)");
+  schema.add_cli(cmd, args.typed);
+  cmd.add_option("--replay", c.replay,
+                 "rerun a stored run: its config.json, and its recorded faults at the same offsets "
+                 "(only --store, --name and --junit may be given with it)");
+  cmd.add_option("--seed", c.seed, "seed of the generator and the nemesis schedule (default: random, recorded)");
+  cmd.add_option("--store", c.store, "where runs are kept")->capture_default_str();
+  cmd.add_option("--name", c.name, "test name (default: backend-workload-faults-resource)");
+  cmd.add_option("--junit", c.junit, "also write the verdicts as JUnit XML to this file (a testcase per checker)");
+}
+
+RunConfig parse_run_args(const std::vector<std::string>& args, const OptionSchema& schema) {
+  CLI::App app;
+  RunArgs parsed;
+  parsed.config.opts = schema.defaults();
+  add_run_options(app, parsed, schema);
+  std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 parses a vector from its back
+  try {
+    app.parse(reversed);
+  } catch (const CLI::ParseError& e) {
+    throw std::invalid_argument(e.what());
+  }
+  parsed.finish(schema);
+  return parsed.config;
+}
+
+void add_run_command(CLI::App& app, const OptionSchema& schema) {
+  auto args = std::make_shared<RunArgs>();
+  args->config.opts = schema.defaults();
+  CLI::App* cmd = app.add_subcommand("run", "Run a test: real servers, clients, faults, then the checkers");
+  add_run_options(*cmd, *args, schema);
+  cmd->callback([args, cmd, &schema] {
+    if (!args->config.replay.empty()) {
       for (const CLI::Option* o : cmd->get_options()) {
         const std::string name = o->get_name();
         if (o->count() > 0 && name != "--replay" && name != "--store" && name != "--name" && name != "--junit") {
@@ -68,7 +64,13 @@ void add_run_command(CLI::App& app) {
         }
       }
     }
-    throw CLI::RuntimeError(run_test(*c, std::cout, std::cerr));
+    try {
+      args->finish(schema);
+    } catch (const std::invalid_argument& e) {
+      std::cerr << "fencecheck run: " << e.what() << "\n";
+      throw CLI::RuntimeError(3);
+    }
+    throw CLI::RuntimeError(run_test(args->config, std::cout, std::cerr));
   });
 }
 

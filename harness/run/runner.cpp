@@ -4,14 +4,8 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <csignal>
-#include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <future>
-#include <iostream>
 #include <mutex>
-#include <optional>
 #include <thread>
 
 #include "backends/registry.h"
@@ -21,20 +15,18 @@
 #include "harness/run/client_session.h"
 #include "harness/run/fault_capabilities.h"
 #include "harness/run/history_recorder.h"
+#include "harness/run/interrupts.h"
 #include "harness/run/progress.h"
 #include "harness/run/replay.h"
 #include "harness/run/run_store.h"
+#include "harness/run/topology.h"
+#include "harness/run/verdict.h"
 #include "harness/run/worker_pool.h"
 #include "nemesis/clock/node_clocks.h"
-#include "nemesis/replay_check.h"
 #include "nemesis/schedule.h"
 #include "platform/atomic_file.h"
-#include "platform/run_state.h"
-#include "platform/stop_signals.h"
 #include "platform/json_text.h"
-#include "report/junit.h"
-#include "report/run_index.h"
-#include "report/run_report.h"
+#include "platform/run_state.h"
 #include "workloads/workload.h"
 
 namespace fencecheck {
@@ -42,22 +34,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using std::chrono::milliseconds;
-
-volatile std::sig_atomic_t g_interrupts = 0;
-extern "C" void on_interrupt(int) { g_interrupts = g_interrupts + 1; }
-
-// SIGINT/SIGTERM handlers for the life of a run: they only count, the runner polls.
-class InterruptGuard {
- public:
-  InterruptGuard() { g_interrupts = 0; }
-
- private:
-  ScopedStopHandler handler_{on_interrupt};
-};
-
-int interrupts() { return g_interrupts; }
-
-struct InterruptedDuringSetup {};
 
 double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
@@ -72,19 +48,14 @@ class Runner {
  private:
   void set_up();
   void start_nodes();
-  void start_resource();
   void run_clients();
   void final_reads(std::vector<std::unique_ptr<WorkerSession>>& sessions);
   void teardown() noexcept;
   int judge();
-  int publish(CheckReport report, const CheckRequest& req);
-  void write_reports();
-  FaultOptions fault_options() const {
-    return {milliseconds(c_.pause_ms), milliseconds(c_.restart_ms), milliseconds(c_.clock_max_ms),
-            milliseconds(c_.clock_min_ms), c_.nemesis_targets};
-  }
+  // The nemesis gets the run's one options map; each fault reads its own options from it.
+  const FaultOptions& fault_options() const { return c_.opts; }
   void check_interrupt() const {
-    if (interrupts() > 0) throw InterruptedDuringSetup{};
+    if (interrupts() > 0) throw Interrupted("Ctrl-C during setup");
   }
 
   RunConfig c_;
@@ -133,18 +104,14 @@ int Runner::run() {
   }
   backend_ = find_backend(c_.backend);
   workload_info_ = find_workload(c_.workload);
-  workload_ = workload_info_->make({c_.keys, milliseconds(c_.hold_ms)});
-  for (int i = 1; i <= c_.concurrency; ++i) clients_.push_back("c" + std::to_string(i));
+  workload_ = workload_info_->make({static_cast<int>(c_.opts.integer("keys")), c_.opts.ms("hold-ms")});
+  clients_ = client_nodes(static_cast<int>(c_.opts.integer("concurrency")));
   record_.seed = *c_.seed;
   try {
     // The server's nodes may depend on its options (redlock's n=3 or 5); making the
     // server object starts nothing.
     server_ = backend_->make_server(c_.backend_options);
-    if (!c_.replay.empty()) {
-      replay_lines_ = read_replay_lines(c_.replay);
-      check_replay(c_.nemesis, replay_lines_, server_->nodes(), clients_, fault_options(),
-                   replay_history_path(c_.replay));
-    }
+    if (!c_.replay.empty()) replay_lines_ = load_replay(c_, server_->nodes(), clients_, fault_options());
   } catch (const std::exception& e) {
     err_ << "fencecheck run: --replay: " << e.what() << "\n";
     return kExitHarnessOrInput;
@@ -155,11 +122,7 @@ int Runner::run() {
     set_up();
     record_.setup_seconds = seconds_since(t_start);
     run_clients();
-  } catch (const Interrupted&) {
-    out_ << "fencecheck run: interrupted during setup; nothing was tested\n";
-    teardown();
-    return 2;
-  } catch (const InterruptedDuringSetup&) {
+  } catch (const Interrupted&) {  // a setup wait gave up, or check_interrupt()
     out_ << "fencecheck run: interrupted during setup; nothing was tested\n";
     teardown();
     return 2;
@@ -200,7 +163,8 @@ void Runner::set_up() {
   history_ = std::make_unique<HistoryRecorder>(dir_ / "history.jsonl", t0_);
   start_nodes();
   check_interrupt();
-  start_resource();
+  resource_address_ = start_resource_node(
+      *runtime_, {exe_, c_.resource, dir_ / "resource.jsonl", dir_ / "nodes", t0_});
   check_interrupt();
   workers_ = std::make_unique<WorkerPool>(
       *runtime_,
@@ -214,7 +178,7 @@ void Runner::start_nodes() {
   runtime_ = make_runtime(c_.runtime, state_->run_id(), *state_);
   runtime_->set_interrupt_check([] { return interrupts() > 0; });  // Ctrl-C ends every setup wait
   std::vector<std::string> nodes = server_->nodes();
-  nodes.push_back("r1");
+  nodes.push_back(ResourceNode::kNode);
   nodes.insert(nodes.end(), clients_.begin(), clients_.end());
   runtime_->create(nodes);
   // Every process of a server or client node reads its wall clock through the offset
@@ -228,25 +192,12 @@ void Runner::start_nodes() {
   server_->setup(*runtime_, dir_ / "nodes");
 }
 
-void Runner::start_resource() {
-  const Node& r1 = runtime_->node("r1");
-  std::uint16_t port = runtime_->port("r1", "resource", 7000);
-  resource_address_ = r1.address + ":" + std::to_string(port);
-  Process& p = runtime_->spawn(
-      {"r1", "resource",
-       {exe_.string(), "resource", "--listen", resource_address_, "--mode", c_.resource, "--log",
-        (dir_ / "resource.jsonl").string(), "--t0-ns", std::to_string(t0_)},
-       {}, dir_ / "nodes" / "r1" / "resource.log", {}, {}});
-  runtime_->wait_ready(
-      p, [&] { return runtime_->tcp_connects("r1", r1.address, port, milliseconds(200)); },
-      milliseconds(10000));
-}
-
 void Runner::run_clients() {
   std::atomic<bool> running{true};
-  std::atomic<std::int64_t> next_process{c_.concurrency};
+  const auto concurrency = static_cast<int>(c_.opts.integer("concurrency"));
+  std::atomic<std::int64_t> next_process{concurrency};
   std::atomic<std::uint64_t> next_element{0};
-  health_ = std::make_unique<BenchHealth>(*runtime_, *history_, HealthOptions{milliseconds(c_.stall_ms)});
+  health_ = std::make_unique<BenchHealth>(*runtime_, *history_, HealthOptions{c_.opts.ms("stall-ms")});
   net_ = std::make_unique<RuntimeNet>(*runtime_);
   server_processes_ = std::make_unique<ServerProcesses>(*server_);
   fault_log_ = std::make_unique<HistoryFaultLog>(*history_, t0_);
@@ -261,7 +212,7 @@ void Runner::run_clients() {
   // final heal) is applied, so that no fault is lost to a few milliseconds of jitter.
   std::chrono::nanoseconds replay_until{0};
   if (c_.replay.empty()) {
-    schedule_ = std::make_unique<NemesisSchedule>(c_.nemesis, milliseconds(c_.nemesis_interval_ms),
+    schedule_ = std::make_unique<NemesisSchedule>(c_.nemesis, c_.opts.ms("nemesis-interval"),
                                                   *c_.seed, *nemesis_ctx_, fault_options());
   } else {
     if (!replay_lines_.empty()) replay_until = replay_lines_.back().after + milliseconds(100);
@@ -270,16 +221,18 @@ void Runner::run_clients() {
   }
   SessionShared shared{*history_, *workers_, *health_, running, next_process, next_element,
                        [this](const std::string& node) { schedule_->on_acquired(node); },
-                       milliseconds(c_.ttl_ms), milliseconds(c_.op_timeout_ms), c_.max_info};
+                       c_.opts.ms("ttl-ms"), c_.opts.ms("op-timeout-ms"),
+                       static_cast<std::uint64_t>(c_.opts.integer("max-info"))};
   std::vector<std::unique_ptr<WorkerSession>> sessions;
-  for (int i = 0; i < c_.concurrency; ++i) {
+  for (int i = 0; i < concurrency; ++i) {
     sessions.push_back(std::make_unique<WorkerSession>(shared, clients_[static_cast<std::size_t>(i)], i,
                                                        *c_.seed + 1 + static_cast<std::uint64_t>(i)));
   }
-  Progress progress(out_, c_.time_limit_s, *history_, [this] { return schedule_->describe_active(); });
+  const double time_limit_s = c_.opts.number("time-limit");
+  Progress progress(out_, time_limit_s, *history_, [this] { return schedule_->describe_active(); });
   auto start = std::chrono::steady_clock::now();
   auto limit = start + std::max(std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                    std::chrono::duration<double>(c_.time_limit_s)),
+                                    std::chrono::duration<double>(time_limit_s)),
                                 std::chrono::duration_cast<std::chrono::steady_clock::duration>(replay_until));
   schedule_->start();
   // A client thread that fails (the history cannot be written) ends the test for all;
@@ -385,73 +338,9 @@ void Runner::teardown() noexcept {
   state_.reset();    // the run cleaned up after itself: its state file goes
 }
 
-// Writes results.json and prints the summary; returns the exit code.
-int Runner::publish(CheckReport report, const CheckRequest& req) {
-  Results results = make_results(std::move(report), RunOrigin::kFinishedRun, record_);
-  write_file_atomically(dir_ / "results.json", dump_json(results.to_json(req), 2) + "\n");
-  update_latest(c_.store, dir_);
-  out_ << results.summary() << "verdict: " << to_string(results.verdict()) << " ("
-       << dir_.string() << "; rerun with " << (dir_ / "repro.sh").string() << ")\n"
-       << std::flush;
-  write_reports();
-  return results.exit_code();
-}
-
-// report.html, the store's index and --junit. Failing to draw them is reported but changes
-// no verdict: everything the run recorded is already on disk, and `fencecheck report` can
-// draw it again.
-void Runner::write_reports() {
-  try {
-    ReportWritten r = write_run_report(dir_);
-    out_ << "report: " << r.file.string() << "\n";
-  } catch (const std::exception& e) {
-    err_ << "fencecheck run: warning: no report.html: " << e.what() << "\n";
-  }
-  try {
-    write_run_index(c_.store);
-  } catch (const std::exception& e) {
-    err_ << "fencecheck run: warning: the run index was not updated: " << e.what() << "\n";
-  }
-  if (c_.junit.empty()) return;
-  try {
-    write_junit(c_.junit, {JunitSuite{c_.name, {junit_run(dir_)}}});
-  } catch (const std::exception& e) {
-    err_ << "fencecheck run: warning: --junit " << c_.junit << ": " << e.what() << "\n";
-  }
-}
-
 int Runner::judge() {
-  CheckRequest req;
-  req.history = (dir_ / "history.jsonl").string();
-  if (fs::exists(dir_ / "resource.jsonl")) req.resource = (dir_ / "resource.jsonl").string();
-  req.checkers = checkers_for(workload_info_->ops);
-  try {
-    if (interrupts() < 2) {
-      // The checkers run beside this thread, which keeps listening for a second Ctrl-C.
-      auto checks = std::async(std::launch::async, [req] { return run_checks(req); });
-      while (checks.wait_for(milliseconds(50)) != std::future_status::ready) {
-        if (interrupts() >= 2) break;
-      }
-      if (interrupts() < 2 || checks.wait_for(milliseconds(0)) == std::future_status::ready) {
-        return publish(checks.get(), req);
-      }
-      record_.checks_skipped = true;
-      out_ << "fencecheck run: interrupted again: the checkers are stopped; the history is kept\n";
-      int code = publish(CheckReport{}, req);
-      // The checker thread cannot be stopped from outside; everything of the run is torn
-      // down and written, so leave without waiting for it — after what was printed.
-      out_.flush();
-      err_.flush();
-      std::fflush(nullptr);
-      std::_Exit(code);
-    }
-    record_.checks_skipped = true;
-    out_ << "fencecheck run: interrupted again: the checkers are skipped; the history is kept\n";
-    return publish(CheckReport{}, req);
-  } catch (const std::exception& e) {
-    err_ << "fencecheck run: checking " << req.history << ": " << e.what() << "\n";
-    return kExitHarnessOrInput;
-  }
+  FinishedRun run{dir_, c_.store, c_.name, c_.junit, checkers_for(workload_info_->ops), check_options(c_.opts)};
+  return judge_and_publish(run, record_, out_, err_);
 }
 
 }  // namespace

@@ -1,5 +1,8 @@
 #include "harness/suite/scenarios.h"
 
+#include <stdexcept>
+
+#include "harness/run/run_command.h"
 
 namespace fencecheck {
 namespace {
@@ -122,6 +125,19 @@ bool Scenario::safe() const {
 const std::vector<Scenario>& kleppmann_scenarios() {
   static const std::vector<Scenario> scenarios = make_scenarios();
   return scenarios;
+}
+
+std::optional<std::string> scenario_problem(const Scenario& s) {
+  try {
+    RunConfig c = parse_run_args(s.args);
+    c.seed = 1;
+    if (c.runtime.empty()) c.runtime = "netns";  // what the suite runs under (it needs root)
+    c.resolve();
+    if (auto problem = c.input_problem()) return s.id + ": " + *problem;
+  } catch (const std::invalid_argument& e) {
+    return s.id + ": " + e.what();
+  }
+  return std::nullopt;
 }
 
 const Scenario* find_scenario(std::string_view id) {

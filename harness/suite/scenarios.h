@@ -8,6 +8,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,6 +32,11 @@ struct Scenario {
 };
 
 const std::vector<Scenario>& kleppmann_scenarios();
+// Whether s.args make a valid `fencecheck run` anywhere: parsed exactly as `run` parses
+// them (harness/run/run_command.h) and checked against the option declarations and the
+// rules between options, without what depends on this machine. nullopt when they do; else
+// "K3: --clock-min-ms …", naming the scenario and the option.
+std::optional<std::string> scenario_problem(const Scenario& s);
 const Scenario* find_scenario(std::string_view id);  // nullptr when unknown
 std::string scenario_ids();                           // "K1, K2, …"
 

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "harness/run/run_command.h"
 #include "platform/errors.h"
 #include "platform/json_text.h"
 #include "platform/stop_signals.h"
@@ -40,14 +41,6 @@ class StopGuard {
  private:
   ScopedStopHandler handler_{on_stop};
 };
-
-// The value after `flag` in args, or fallback.
-std::string arg_of(const std::vector<std::string>& args, const std::string& flag, const std::string& fallback) {
-  for (std::size_t i = 0; i + 1 < args.size(); ++i) {
-    if (args[i] == flag) return args[i + 1];
-  }
-  return fallback;
-}
 
 // Runs `exe run ARGS` in its own process group (so a terminal's Ctrl-C reaches only the
 // suite, which passes it on once), output to log. Returns the exit code, -1 when killed.
@@ -195,8 +188,9 @@ std::vector<SuiteCase> kleppmann_cases(const std::vector<std::string>& only) {
   }
   for (const Scenario& s : kleppmann_scenarios()) {
     if (!only.empty() && std::find(only.begin(), only.end(), s.id) == only.end()) continue;
-    cases.push_back({s.id, s.title, s.claim, s.args, &s, arg_of(s.args, "--backend", "redis"),
-                     arg_of(s.args, "--nemesis", "pause-holder")});
+    // The scenario's run as `fencecheck run` reads it, defaults in (scenario_problem() checks it).
+    const RunConfig run = parse_run_args(s.args);
+    cases.push_back({s.id, s.title, s.claim, s.args, &s, run.backend, join(run.nemesis, ",")});
   }
   return cases;
 }

@@ -182,11 +182,14 @@ class FakeNemesisEnv {
   NemesisContext ctx{net_, servers_, clients_, clocks_, log_, time};
 };
 
-// FaultOptions with the pause (and partition-holder cut) set, the rest default.
-inline FaultOptions with_pause(std::chrono::milliseconds pause) {
-  FaultOptions o;
-  o.pause = pause;
+// The default fault options with the given ones changed.
+inline FaultOptions fault_options(const std::map<std::string, nlohmann::json>& changed) {
+  FaultOptions o = default_fault_options();
+  for (const auto& [name, value] : changed) o.set(name, value);
   return o;
 }
+
+// FaultOptions with the pause (and partition-holder cut) set, the rest default.
+inline FaultOptions with_pause(std::chrono::milliseconds pause) { return fault_options({{"pause-ms", pause.count()}}); }
 
 }  // namespace fencecheck::testing

@@ -21,7 +21,7 @@ const std::vector<std::string> kServers = {"n1", "n2", "n3"};
 
 TEST(PartitionFamily, CutsRecordTheGrudgeAndHealFlushes) {
   FakeNemesisEnv env(kClients, kServers);
-  PartitionNemesis p(env.ctx, FaultOptions{});
+  PartitionNemesis p(env.ctx, default_fault_options());
   std::mt19937_64 rng(1);
   p.start("partition-one", rng);
   ASSERT_EQ(env.cuts().size(), 1u);
@@ -39,7 +39,7 @@ TEST(PartitionFamily, CutsRecordTheGrudgeAndHealFlushes) {
 
 TEST(PartitionFamily, LeaderIsCutFromEveryoneElse) {
   FakeNemesisEnv env(kClients, kServers);  // the fake names the first server leader
-  PartitionNemesis p(env.ctx, FaultOptions{});
+  PartitionNemesis p(env.ctx, default_fault_options());
   std::mt19937_64 rng(1);
   p.start("partition-leader", rng);
   EXPECT_EQ(env.cuts().back().at("n1"), (std::set<std::string>{"n2", "n3", "c1", "c2"}));
@@ -68,7 +68,7 @@ TEST(PartitionFamily, HolderIsCutFromTheServersOnlyForItsTime) {
 
 TEST(PartitionFamily, ReplayCutsTheRecordedGrudge) {
   FakeNemesisEnv env(kClients, kServers);
-  PartitionNemesis p(env.ctx, FaultOptions{});
+  PartitionNemesis p(env.ctx, default_fault_options());
   p.replay("partition", {{"fault", "partition-bridge"}, {"grudge", {{"n1", {"c1"}}, {"c1", {"n1"}}}}});
   EXPECT_EQ(env.cuts().back(), (Grudge{{"n1", {"c1"}}, {"c1", {"n1"}}}));
   p.replay("heal", {{"fault", "partition-bridge"}});
@@ -78,7 +78,7 @@ TEST(PartitionFamily, ReplayCutsTheRecordedGrudge) {
 
 TEST(ClockFamily, BumpsAddUpWithinTheCapAndHealResets) {
   FakeNemesisEnv env(kClients, kServers);
-  ClockNemesis c(env.ctx, FaultOptions{milliseconds(3000), milliseconds(0), milliseconds(500), milliseconds(0), ""});
+  ClockNemesis c(env.ctx, fault_options({{"clock-max-ms", 500}}));
   std::mt19937_64 rng(9);
   for (int i = 0; i < 20; ++i) c.start("clock-bump", rng);
   bool shifted = false;
@@ -100,10 +100,10 @@ TEST(ClockFamily, BumpsAddUpWithinTheCapAndHealResets) {
 
 TEST(ClockFamily, BumpTargetsAndSmallestMagnitudeFollowTheOptions) {
   FakeNemesisEnv env(kClients, kServers);
-  FaultOptions o;
-  o.clock_max = milliseconds(5000);
-  o.clock_min = milliseconds(2000);
-  o.targets = "majority";
+  FaultOptions o = default_fault_options();
+  o.set("clock-max-ms", 5000);
+  o.set("clock-min-ms", 2000);
+  o.set("nemesis-targets", "majority");
   ClockNemesis c(env.ctx, o);
   std::mt19937_64 rng(5);
   for (int i = 0; i < 30; ++i) {
@@ -120,7 +120,7 @@ TEST(ClockFamily, BumpTargetsAndSmallestMagnitudeFollowTheOptions) {
 
 TEST(ClockFamily, StrobeFlipsEveryPeriodThenResets) {
   FakeNemesisEnv env(kClients, kServers);
-  ClockNemesis c(env.ctx, FaultOptions{});
+  ClockNemesis c(env.ctx, default_fault_options());
   c.replay("clock-strobe", {{"fault", "clock-strobe"}, {"targets", {"n2"}}, {"delta_ms", 200},
                             {"period_ms", 20}, {"duration_ms", 100}});
   std::vector<long> seen;
@@ -137,7 +137,7 @@ TEST(ClockFamily, StrobeFlipsEveryPeriodThenResets) {
 
 TEST(CrashFamily, KillServerTargetsAndRestartsAfterTheDelay) {
   FakeNemesisEnv env(kClients, kServers);
-  CrashNemesis c(env.ctx, FaultOptions{milliseconds(0), milliseconds(100), milliseconds(0), milliseconds(0), ""});
+  CrashNemesis c(env.ctx, fault_options({{"restart-ms", 100}}));
   c.replay("kill", {{"fault", "kill-server"}, {"targets", {"n1", "n3"}}, {"restart_ms", 100}});
   auto signals = env.signals();
   ASSERT_EQ(signals.size(), 2u);
@@ -180,9 +180,9 @@ TEST(CrashFamily, TargetSpecsPickTheRightNumberOfNodes) {
 
 TEST(CrashFamily, KillServerHitsTheTargetSpecTheOptionsName) {
   FakeNemesisEnv env(kClients, kServers);
-  FaultOptions o;
-  o.restart = milliseconds(100);
-  o.targets = "majority";
+  FaultOptions o = default_fault_options();
+  o.set("restart-ms", 100);
+  o.set("nemesis-targets", "majority");
   CrashNemesis c(env.ctx, o);
   std::mt19937_64 rng(4);
   for (int i = 0; i < 10; ++i) {
@@ -195,7 +195,7 @@ TEST(CrashFamily, KillServerHitsTheTargetSpecTheOptionsName) {
 
 TEST(CrashFamily, KillClientRestartsAtOnceWithoutDelayAndRestartServerIsGraceful) {
   FakeNemesisEnv env(kClients, kServers);
-  CrashNemesis c(env.ctx, FaultOptions{});
+  CrashNemesis c(env.ctx, default_fault_options());
   std::mt19937_64 rng(2);
   c.start("kill-client", rng);
   auto signals = env.signals();

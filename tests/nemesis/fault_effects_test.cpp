@@ -92,7 +92,7 @@ TEST_F(FaultEffects, AClockBumpMovesRedisTimeAndExpiresItsLease) {
   ServerProcesses role(*server);
   ServerClocks server_clocks(*clocks_, *server);  // the runner's: checks the shift reaches redis
   NemesisContext ctx{env.ctx.net, role, env.ctx.clients, server_clocks, env.ctx.log, env.time};
-  ClockNemesis clock(ctx, FaultOptions{});
+  ClockNemesis clock(ctx, default_fault_options());
   clock.replay("clock-bump", {{"fault", "clock-bump"}, {"deltas", {{"n1", 15000}}}});
   EXPECT_NEAR(redis_time_s(*server) - before, 15, 1) << "TIME shows the +15 s offset";
   EXPECT_EQ(pttl(*server, "lk"), -2) << "a 10 s lease is gone at once";
@@ -111,7 +111,7 @@ TEST_F(FaultEffects, KillServerLosesTheLockOnlyWithoutPersistenceAndRestarts) {
     FakeNemesisEnv env({"c1"}, {"n1"});
     ServerProcesses role(*server);
     NemesisContext ctx{env.ctx.net, role, env.ctx.clients, env.ctx.clocks, env.ctx.log, env.time};
-    CrashNemesis crash(ctx, FaultOptions{1000ms, 300ms, 1000ms, 0ms, ""});
+    CrashNemesis crash(ctx, fault_options({{"pause-ms", 1000}, {"restart-ms", 300}, {"clock-max-ms", 1000}}));
     crash.replay("kill", {{"fault", "kill-server"}, {"targets", {"n1"}}, {"restart_ms", 300}});
     EXPECT_FALSE(server->running("n1"));
     EXPECT_EQ(redis(*server, {"PING"}).status, RedisCommandResult::Status::kNotSent) << "gone";
@@ -132,7 +132,7 @@ TEST_F(FaultEffects, APartitionStopsTcpAcrossTheCutAndHealRestoresIt) {
   FakeNemesisEnv env({"c1"}, {"n1"});
   ServerProcesses role(*server);
   NemesisContext ctx{net, role, env.ctx.clients, env.ctx.clocks, env.ctx.log, env.time};
-  PartitionNemesis partition(ctx, FaultOptions{});
+  PartitionNemesis partition(ctx, default_fault_options());
   std::mt19937_64 rng(1);
   const Node& n1 = runtime_->node("n1");
   std::uint16_t port = server->client_config()["port"];

@@ -36,8 +36,8 @@ TEST(FaultRegistry, NamesListEveryFault) {
 TEST(FaultRegistry, EveryFaultsFactoryMakesANemesisThatRunsIt) {
   FakeNemesisEnv env({"c1", "c2"}, {"n1", "n2", "n3"});
   FaultOptions options = with_pause(std::chrono::milliseconds(100));
-  options.restart = std::chrono::milliseconds(100);
-  options.clock_max = std::chrono::milliseconds(1000);
+  options.set("restart-ms", 100);
+  options.set("clock-max-ms", 1000);
   for (const auto& f : fault_registry()) {
     SCOPED_TRACE(f.name);
     ASSERT_TRUE(f.make);
@@ -62,6 +62,27 @@ TEST(FaultRegistry, EveryFaultsFactoryMakesANemesisThatRunsIt) {
 TEST(FaultRegistry, FamiliesOfListsEachFamilyOnceInRegistryOrder) {
   EXPECT_EQ(families_of({"kill-server", "pause-client", "clock-bump", "pause-holder", "bogus"}),
             (std::vector<std::string>{"pause", "clock", "crash"}));
+}
+
+// A fault option's help names the faults that read it, from their registry entries.
+TEST(FaultRegistry, AnOptionsHelpNamesTheFaultsThatReadIt) {
+  for (const OptionSpec& spec : fault_option_specs()) {
+    if (spec.name != "pause-ms") continue;
+    EXPECT_NE(spec.help.find("(read by pause-holder, pause-client, pause-server, partition-holder)"),
+              std::string::npos)
+        << spec.help;
+    return;
+  }
+  FAIL() << "--pause-ms is not declared with the faults";
+}
+
+TEST(FaultRegistry, DefaultOptionsGiveEveryFamilyWhatItReads) {
+  FaultOptions o = default_fault_options();
+  EXPECT_EQ(o.integer("pause-ms"), 3000);
+  EXPECT_EQ(o.integer("restart-ms"), 0);
+  EXPECT_EQ(o.integer("clock-max-ms"), 30000);
+  EXPECT_EQ(o.integer("clock-min-ms"), 0);
+  EXPECT_EQ(o.text("nemesis-targets"), "");
 }
 
 }  // namespace

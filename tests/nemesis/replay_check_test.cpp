@@ -20,7 +20,7 @@ ReplayLine line(std::uint64_t n, std::string f, nlohmann::json value) {
 void expect_refused(const std::vector<std::string>& faults, const std::vector<ReplayLine>& lines,
                     std::size_t at_line, const std::string& says) {
   try {
-    check_replay(faults, lines, kServers, kClients, FaultOptions{}, "run/history.jsonl");
+    check_replay(faults, lines, kServers, kClients, default_fault_options(), "run/history.jsonl");
     FAIL() << "accepted; expected a refusal saying " << says;
   } catch (const InputError& e) {
     EXPECT_EQ(e.file(), "run/history.jsonl");
@@ -41,7 +41,7 @@ TEST(ReplayCheck, AnIntactScheduleOfEveryFamilyPasses) {
       line(10, "arm", {{"fault", "pause-holder"}, {"ms", 50}}),
   };
   EXPECT_NO_THROW(check_replay({"pause-server", "pause-holder", "partition-one", "kill-server", "clock-bump"},
-                               lines, kServers, kClients, FaultOptions{}, "h"));
+                               lines, kServers, kClients, default_fault_options(), "h"));
 }
 
 TEST(ReplayCheck, ANodeTheRunDoesNotHaveIsRefused) {

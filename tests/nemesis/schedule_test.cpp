@@ -94,7 +94,7 @@ TEST(NemesisSchedule, ReplayAppliesRecordedLinesAtTheirInstants) {
       {milliseconds(50), "pause", {{"fault", "pause-server"}, {"targets", {"n3"}}, {"ms", 40}}},
       {milliseconds(80), "heal", {{"fault", "partition-one"}}},
   };
-  NemesisSchedule s({"partition-one", "pause-server"}, lines, env.ctx, FaultOptions{});
+  NemesisSchedule s({"partition-one", "pause-server"}, lines, env.ctx, default_fault_options());
   run_for(env, s, 2);
   EXPECT_TRUE(env.cuts().empty());
   run_for(env, s, 1);  // 30 ms
@@ -106,7 +106,8 @@ TEST(NemesisSchedule, ReplayAppliesRecordedLinesAtTheirInstants) {
   EXPECT_EQ(env.cuts().back(), Grudge{});
   run_for(env, s, 1);  // 90 ms: the 40 ms pause is over
   EXPECT_TRUE(env.every_stop_resumed_in_order());
-  EXPECT_THROW(NemesisSchedule({"pause-server"}, lines, env.ctx, FaultOptions{}), std::invalid_argument)
+  EXPECT_THROW(NemesisSchedule({"pause-server"}, lines, env.ctx, default_fault_options()),
+               std::invalid_argument)
       << "a recorded fault the run does not have";
 }
 
@@ -187,7 +188,7 @@ TEST(NemesisSchedule, AFaultThatCannotBeInjectedStopsTheSchedule) {
     Readiness await_ready(const std::string&, const CancelCheck&) override { return Readiness::kReady; }
   } failing;
   NemesisContext ctx{env.ctx.net, failing, env.ctx.clients, env.ctx.clocks, env.ctx.log, env.time};
-  NemesisSchedule s({"pause-server"}, milliseconds(1), 1, ctx, FaultOptions{});
+  NemesisSchedule s({"pause-server"}, milliseconds(1), 1, ctx, default_fault_options());
   run_for(env, s, 3);
   EXPECT_NE(s.error().find("the pause family: cannot stop n1"), std::string::npos) << s.error();
   EXPECT_NE(s.error().find("faults in force then: none"), std::string::npos) << s.error();
@@ -207,7 +208,7 @@ TEST(NemesisSchedule, TheThreadDrivesPollUntilStopped) {
 
 TEST(NemesisSchedule, UnknownFaultIsRejected) {
   FakeNemesisEnv env(kClients, kServers);
-  EXPECT_THROW(NemesisSchedule({"pause-holder", "bogus"}, milliseconds(5), 1, env.ctx, FaultOptions{}),
+  EXPECT_THROW(NemesisSchedule({"pause-holder", "bogus"}, milliseconds(5), 1, env.ctx, default_fault_options()),
                std::invalid_argument);
 }
 

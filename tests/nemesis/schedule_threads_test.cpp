@@ -58,7 +58,7 @@ TEST(ScheduleThreads, ARestartWaitingForAQuorumBlocksNoOtherFamily) {
   NeverReadyServers servers;
   NemesisContext ctx{env.ctx.net, servers, env.ctx.clients, env.ctx.clocks, env.ctx.log, env.time};
   FaultOptions o = with_pause(milliseconds(100));
-  o.targets = "all";
+  o.set("nemesis-targets", "all");
   NemesisSchedule s({"kill-server", "pause-client"}, milliseconds(50), 7, ctx, o);
   s.start();
   ASSERT_TRUE(eventually([&] { return servers.waiting.load(); }, &env)) << "no restart began";
@@ -134,9 +134,9 @@ TEST(ScheduleThreads, ALockAwareFaultFiredByAClientHasNoPlan) {
 
 TEST(CrashFamilyTargets, AKillOfNodesAlreadyDownIsRecordedAsNotApplied) {
   FakeNemesisEnv env(kClients, kServers);
-  FaultOptions o;
-  o.targets = "all";
-  o.restart = milliseconds(1000);
+  FaultOptions o = default_fault_options();
+  o.set("nemesis-targets", "all");
+  o.set("restart-ms", 1000);
   CrashNemesis first(env.ctx, o), second(env.ctx, o);
   std::mt19937_64 rng(1);
   first.start("kill-server", rng);
@@ -154,7 +154,7 @@ TEST(CrashFamilyTargets, AKillOfNodesAlreadyDownIsRecordedAsNotApplied) {
 TEST(CrashFamilyTargets, APauseOfADownServerIsRecordedAsNotAppliedAndNeverResumed) {
   FakeNemesisEnv env(kClients, {"n1"});
   FaultOptions o = with_pause(milliseconds(10));
-  o.restart = milliseconds(1000);
+  o.set("restart-ms", 1000);
   auto crash = find_fault("kill-server")->make(env.ctx, o);
   auto pause = find_fault("pause-server")->make(env.ctx, o);
   std::mt19937_64 rng(1);

@@ -78,9 +78,37 @@ TEST(RunCli, UnparsableOptionIsExit3AndNamesIt) {
 TEST(RunCli, HelpListsTheOptions) {
   auto r = fencecheck("run --help");
   EXPECT_EQ(r.code, 0) << r.out;
-  for (const char* option : {"--nemesis", "--backend", "--workload", "--resource", "--seed", "--time-limit"}) {
+  for (const char* option : {"--nemesis", "--backend", "--workload", "--resource", "--seed", "--time-limit",
+                             "--pause-ms", "--clock-min-ms", "--model", "--linear-time-limit",
+                             "--linear-memory-limit", "default: max(5000, pause + 2000)"}) {
     EXPECT_NE(r.out.find(option), std::string::npos) << option << " missing from:\n" << r.out;
   }
+}
+
+// The checker options are declared once, with the checkers: `check` shows the same help
+// under its older names, and `run` under names that do not clash with its --time-limit.
+TEST(RunCli, CheckAndRunShowTheSameCheckerOptions) {
+  auto run = fencecheck("run --help");
+  auto check = fencecheck("check --help");
+  EXPECT_EQ(check.code, 0) << check.out;
+  const std::string help = "linearizable: seconds of search before the verdict is unknown [s; default: 60]";
+  EXPECT_NE(run.out.find(help), std::string::npos) << run.out;
+  EXPECT_NE(check.out.find(help), std::string::npos) << check.out;
+  EXPECT_NE(check.out.find("--time-limit"), std::string::npos) << check.out;
+  EXPECT_NE(check.out.find("--linear-time-limit"), std::string::npos) << check.out;
+  EXPECT_NE(check.out.find("--memory-limit"), std::string::npos) << check.out;
+}
+
+TEST(RunCli, ABadCheckerOptionIsRefusedBeforeAnythingStarts) {
+  TempDir tmp;
+  auto store = tmp.path() / "store";
+  auto r = fencecheck("run --store " + store.string() + " --linear-time-limit 0");
+  EXPECT_EQ(r.code, 3) << r.out;
+  EXPECT_NE(r.out.find("--linear-time-limit must be positive"), std::string::npos) << r.out;
+  r = fencecheck("run --store " + store.string() + " --linear-memory-limit lots");
+  EXPECT_EQ(r.code, 3) << r.out;
+  EXPECT_NE(r.out.find("--linear-memory-limit: \"lots\" is not a size"), std::string::npos) << r.out;
+  EXPECT_FALSE(std::filesystem::exists(store));
 }
 
 TEST(RunCli, ReproArgumentsParseBackToTheSameConfig) {
@@ -89,8 +117,8 @@ TEST(RunCli, ReproArgumentsParseBackToTheSameConfig) {
   RunConfig c;
   c.runtime = "local";
   c.nemesis = {"pause-client", "pause-server"};
-  c.time_limit_s = 2.5;
-  c.pause_ms = 100;
+  c.opts.set("time-limit", 2.5);
+  c.opts.set("pause-ms", 100);
   c.seed = 77;
   TempDir tmp;
   c.store = (tmp.path() / "store").string();

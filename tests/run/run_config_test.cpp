@@ -37,17 +37,17 @@ TEST(RunConfigResolve, NoneMeansNoFaults) {
 
 TEST(RunConfigResolve, OpTimeoutOutlastsAPause) {
   RunConfig short_pause;
-  short_pause.pause_ms = 1000;
+  short_pause.opts.set("pause-ms", 1000);
   short_pause.resolve();
-  EXPECT_EQ(short_pause.op_timeout_ms, 5000);
+  EXPECT_EQ(short_pause.opts.integer("op-timeout-ms"), 5000);
   RunConfig long_pause;
-  long_pause.pause_ms = 4500;
+  long_pause.opts.set("pause-ms", 4500);
   long_pause.resolve();
-  EXPECT_EQ(long_pause.op_timeout_ms, 6500);
+  EXPECT_EQ(long_pause.opts.integer("op-timeout-ms"), 6500);
   RunConfig explicit_timeout;
-  explicit_timeout.op_timeout_ms = 1234;
+  explicit_timeout.opts.set("op-timeout-ms", 1234);
   explicit_timeout.resolve();
-  EXPECT_EQ(explicit_timeout.op_timeout_ms, 1234);
+  EXPECT_EQ(explicit_timeout.opts.integer("op-timeout-ms"), 1234);
 }
 
 TEST(RunConfigResolve, NameIsDerivedUnlessGiven) {
@@ -114,28 +114,41 @@ TEST(RunConfigProblem, EveryBadOptionIsNamed) {
       {"none among faults", [](RunConfig& c) { c.nemesis = {"none", "pause-holder"}; }, "unknown fault \"none\""},
       {"resource", [](RunConfig& c) { c.resource = "half"; }, "--resource must be fenced or unfenced, not \"half\""},
       {"runtime", [](RunConfig& c) { c.runtime = "docker"; }, "--runtime must be netns or local, not \"docker\""},
-      {"concurrency 0", [](RunConfig& c) { c.concurrency = 0; }, "--concurrency must be between 1 and 64"},
-      {"concurrency 65", [](RunConfig& c) { c.concurrency = 65; }, "--concurrency"},
-      {"keys 0", [](RunConfig& c) { c.keys = 0; }, "--keys must be between 1 and 1000"},
-      {"ttl 0", [](RunConfig& c) { c.ttl_ms = 0; }, "--ttl-ms must be positive"},
-      {"ttl -5", [](RunConfig& c) { c.ttl_ms = -5; }, "--ttl-ms must be positive (a lease of -5 ms)"},
-      {"hold", [](RunConfig& c) { c.hold_ms = -1; }, "--hold-ms must not be negative"},
-      {"time limit", [](RunConfig& c) { c.time_limit_s = 0; }, "--time-limit must be a positive number"},
-      {"pause 0", [](RunConfig& c) { c.pause_ms = 0; }, "--pause-ms must be positive"},
-      {"pause > limit", [](RunConfig& c) { c.pause_ms = 60000, c.time_limit_s = 10; },
+      {"concurrency 0", [](RunConfig& c) { c.opts.set("concurrency", 0); },
+       "--concurrency must be between 1 and 64 (got 0)"},
+      {"concurrency 65", [](RunConfig& c) { c.opts.set("concurrency", 65); }, "--concurrency"},
+      {"keys 0", [](RunConfig& c) { c.opts.set("keys", 0); }, "--keys must be between 1 and 1000"},
+      {"ttl 0", [](RunConfig& c) { c.opts.set("ttl-ms", 0); }, "--ttl-ms must be positive"},
+      {"ttl -5", [](RunConfig& c) { c.opts.set("ttl-ms", -5); }, "--ttl-ms must be positive (got -5 ms)"},
+      {"hold", [](RunConfig& c) { c.opts.set("hold-ms", -1); }, "--hold-ms must not be negative"},
+      {"time limit", [](RunConfig& c) { c.opts.set("time-limit", 0); }, "--time-limit must be positive (got 0 s)"},
+      {"pause 0", [](RunConfig& c) { c.opts.set("pause-ms", 0); }, "--pause-ms must be positive"},
+      {"pause > limit", [](RunConfig& c) { c.opts.set("pause-ms", 60000), c.opts.set("time-limit", 10); },
        "--pause-ms (60000 ms) must be shorter than --time-limit"},
-      {"pause = limit", [](RunConfig& c) { c.pause_ms = 10000, c.time_limit_s = 10; }, "--pause-ms"},
-      {"interval 0", [](RunConfig& c) { c.nemesis_interval_ms = 0; }, "--nemesis-interval must be positive"},
-      {"interval -1", [](RunConfig& c) { c.nemesis_interval_ms = -1; }, "--nemesis-interval must be positive"},
-      {"op timeout", [](RunConfig& c) { c.op_timeout_ms = -1; }, "--op-timeout-ms must be positive"},
+      {"pause = limit", [](RunConfig& c) { c.opts.set("pause-ms", 10000), c.opts.set("time-limit", 10); },
+       "--pause-ms"},
+      {"clock min > max", [](RunConfig& c) { c.opts.set("clock-min-ms", 501), c.opts.set("clock-max-ms", 500); },
+       "--clock-min-ms must be between 0 and --clock-max-ms (500)"},
+      {"clock max 0", [](RunConfig& c) { c.opts.set("clock-max-ms", 0); }, "--clock-max-ms must be positive"},
+      {"restart -1", [](RunConfig& c) { c.opts.set("restart-ms", -1); }, "--restart-ms must not be negative"},
+      {"targets", [](RunConfig& c) { c.opts.set("nemesis-targets", "most"); },
+       "--nemesis-targets must be one of random, one, minority, majority, all, not \"most\""},
+      {"model", [](RunConfig& c) { c.opts.set("model", "semaphore"); }, "--model must be one of mutex, fenced-mutex"},
+      {"linear time", [](RunConfig& c) { c.opts.set("linear-time-limit", 0); },
+       "--linear-time-limit must be positive (got 0 s)"},
+      {"linear memory", [](RunConfig& c) { c.opts.set("linear-memory-limit", 0); },
+       "--linear-memory-limit must be positive (got 0 bytes)"},
+      {"interval 0", [](RunConfig& c) { c.opts.set("nemesis-interval", 0); }, "--nemesis-interval must be positive"},
+      {"interval -1", [](RunConfig& c) { c.opts.set("nemesis-interval", -1); }, "--nemesis-interval must be positive"},
+      {"op timeout", [](RunConfig& c) { c.opts.set("op-timeout-ms", -1); }, "--op-timeout-ms must be positive"},
       {"name /", [](RunConfig& c) { c.name = "a/b"; }, "--name must not contain '/'"},
       {"name ..", [](RunConfig& c) { c.name = ".."; }, "--name"},
       {"backend option", [](RunConfig& c) { c.backend_opts = {"persistence=maybe"}; },
        "--backend-opt: backend redis: option \"persistence\" cannot be \"maybe\""},
       {"backend option key", [](RunConfig& c) { c.backend_opts = {"bogus=1"}; },
        "--backend-opt: backend redis: unknown option \"bogus\""},
-      {"max info", [](RunConfig& c) { c.max_info = 0; }, "--max-info must be at least 1"},
-      {"stall", [](RunConfig& c) { c.stall_ms = -1; }, "--stall-ms must be positive"},
+      {"max info", [](RunConfig& c) { c.opts.set("max-info", 0); }, "--max-info must be positive (got 0)"},
+      {"stall", [](RunConfig& c) { c.opts.set("stall-ms", -1); }, "--stall-ms must be positive"},
   };
   for (const auto& bad : cases) {
     RunConfig c = local_config();
@@ -151,7 +164,7 @@ TEST(RunConfigProblem, NonFiniteTimeLimitIsRefused) {
   // for NaN, and the runner would turn them into a deadline that never comes.
   for (double bad : {std::nan(""), HUGE_VAL}) {
     RunConfig c = local_config();
-    c.time_limit_s = bad;
+    c.opts.set("time-limit", bad);
     ASSERT_TRUE(c.problem()) << "--time-limit " << bad << " is accepted";
     EXPECT_NE(c.problem()->find("--time-limit"), std::string::npos) << *c.problem();
   }
@@ -175,17 +188,17 @@ TEST(RunConfigRepro, CarriesEveryResolvedValue) {
   c.nemesis = {"pause-client", "pause-server"};
   c.resource = "fenced";
   c.runtime = "local";
-  c.concurrency = 7;
-  c.keys = 3;
-  c.hold_ms = 11;
-  c.ttl_ms = 222;
-  c.pause_ms = 333;
-  c.nemesis_interval_ms = 444;
-  c.time_limit_s = 2.5;
+  c.opts.set("concurrency", 7);
+  c.opts.set("keys", 3);
+  c.opts.set("hold-ms", 11);
+  c.opts.set("ttl-ms", 222);
+  c.opts.set("pause-ms", 333);
+  c.opts.set("nemesis-interval", 444);
+  c.opts.set("time-limit", 2.5);
   c.seed = 18446744073709551615ULL;
   c.store = "some/store";
   c.backend_opts = {"persistence=always"};
-  c.max_info = 17;
+  c.opts.set("max-info", 17);
   c.resolve();
   auto o = options_of(c.repro_args());
   EXPECT_EQ(o["--backend"], "redis");
@@ -213,7 +226,7 @@ TEST(RunConfigRepro, CarriesEveryResolvedValue) {
 TEST(RunConfigRepro, NoFaultsIsNoneAndWholeSecondsHaveNoDecimals) {
   RunConfig c;
   c.nemesis = {"none"};
-  c.time_limit_s = 30;
+  c.opts.set("time-limit", 30);
   c.seed = 5;
   c.resolve();
   auto o = options_of(c.repro_args());
@@ -228,7 +241,7 @@ TEST(RunConfigRepro, TimeLimitSurvivesTheRoundTrip) {
   // `--pause-ms 1 --time-limit 0.0010004` would then be refused.
   for (double limit : {2.5, 30.0, 2.0000004, 0.0010004}) {
     RunConfig c;
-    c.time_limit_s = limit;
+    c.opts.set("time-limit", limit);
     c.seed = 1;
     c.resolve();
     double back = std::stod(options_of(c.repro_args())["--time-limit"]);

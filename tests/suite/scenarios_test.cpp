@@ -34,6 +34,39 @@ TEST(Scenarios, IdsAreUniqueAndEachHasAnExpectationAndAClaim) {
   EXPECT_FALSE(find_scenario("K5")->safe());
 }
 
+// Each scenario's arguments are checked as `fencecheck run` checks them, so that a typo or a
+// value out of range fails here rather than in a CI run of the suite.
+TEST(Scenarios, EveryScenarioIsAValidRun) {
+  for (const auto& s : kleppmann_scenarios()) EXPECT_EQ(scenario_problem(s), std::nullopt);
+}
+
+TEST(Scenarios, AnUnknownOptionOrABadValueIsAProblemNamingTheScenarioAndTheOption) {
+  Scenario s = kleppmann_scenarios().front();
+  s.id = "Kx";
+  struct Bad {
+    std::vector<std::string> extra;
+    std::string expected;
+  };
+  const std::vector<Bad> cases = {
+      {{"--pause-msec", "100"}, "--pause-msec"},
+      {{"--restart-ms", "soon"}, "--restart-ms: \"soon\" is not a whole number"},
+      {{"--pause-ms", "100"}, "--pause-ms"},  // K1 gives it already: once only
+      {{"--keys", "0"}, "--keys must be between 1 and 1000"},
+      {{"--clock-min-ms", "6000", "--clock-max-ms", "5000"}, "--clock-min-ms must be between 0 and --clock-max-ms"},
+      {{"--nemesis-targets", "most"}, "--nemesis-targets must be one of random, one, minority, majority, all"},
+      {{"--model", "semaphore"}, "--model must be one of mutex"},
+      {{"--nemesis", "pause-everything"}, "unknown fault \"pause-everything\""},
+  };
+  for (const auto& bad : cases) {
+    Scenario changed = s;
+    changed.args.insert(changed.args.end(), bad.extra.begin(), bad.extra.end());
+    auto problem = scenario_problem(changed);
+    ASSERT_TRUE(problem.has_value()) << bad.expected << " was accepted";
+    EXPECT_EQ(problem->rfind("Kx: ", 0), 0u) << *problem;
+    EXPECT_NE(problem->find(bad.expected), std::string::npos) << *problem;
+  }
+}
+
 TEST(Scenarios, AnUnsafeScenarioIsDetectedOnlyWhenEveryExpectedViolationIsFound) {
   const Scenario& k1 = *find_scenario("K1");  // exclusion invalid, tokens valid, resource invalid
   auto both = judge_scenario(k1, results({{"exclusion", verdict(false)}, {"tokens", verdict(true)}, {"resource", verdict(false)}}));
