@@ -40,7 +40,8 @@ struct Hold {
   std::uint64_t end_index;  // the release or retiring op's invoke; unused at end of history
   std::optional<Token> token;
   HoldEnd end_kind;
-  bool open;  // end not known yet
+  bool open;                  // end not known yet
+  std::uint64_t closed_order;  // holds starting at the same instant are judged in this order
 };
 
 // The latest-ending hold seen so far, and the latest-ending one of another process, so
@@ -93,7 +94,7 @@ class ExclusionChecker : public Checker {
       std::uint32_t key = keys_.id(e.key);
       KeyHolds& k = key_holds(key);
       k.pending.push_back(Hold{key, nodes_.id(e.node), e.process, e.time, 0, e.index, 0, e.token,
-                               HoldEnd::kEndOfHistory, true});
+                               HoldEnd::kEndOfHistory, true, 0});
       open_[e.process].push_back({key, k.added++});
       ++holds_;
       kept_peak_ = std::max(kept_peak_, ++kept_now_);
@@ -107,6 +108,7 @@ class ExclusionChecker : public Checker {
         Hold& h = hold_at(o);
         h.end = last_time_;
         h.open = false;
+        h.closed_order = closed_++;
       }
     }
     open_.clear();
@@ -165,6 +167,7 @@ class ExclusionChecker : public Checker {
       h.end_index = end_index;
       h.end_kind = kind;
       h.open = false;
+      h.closed_order = closed_++;
     }
     std::vector<OpenHold> closed(keep, holds.end());
     holds.erase(keep, holds.end());
@@ -187,6 +190,8 @@ class ExclusionChecker : public Checker {
         closed = closed && !k.pending[group_size].open;
       }
       if (!closed) return;
+      std::stable_sort(k.pending.begin(), k.pending.begin() + static_cast<std::ptrdiff_t>(group_size),
+                       [](const Hold& a, const Hold& b) { return a.closed_order < b.closed_order; });
       judge_group(k, group_size);
       for (std::size_t i = 0; i < group_size; ++i) k.before.add(k.pending[i]);
       k.pending.erase(k.pending.begin(), k.pending.begin() + static_cast<std::ptrdiff_t>(group_size));
@@ -246,6 +251,7 @@ class ExclusionChecker : public Checker {
   std::vector<Found> found_;
   std::uint64_t count_ = 0;
   std::uint64_t holds_ = 0;
+  std::uint64_t closed_ = 0;
   std::uint64_t kept_now_ = 0;   // holds in every key's `pending`
   std::uint64_t kept_peak_ = 0;  // the most ever kept at once
   Nanos last_time_ = 0;
