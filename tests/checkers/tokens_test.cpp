@@ -1,6 +1,5 @@
 #include <gtest/gtest.h>
 
-#include "checkers/safety.h"
 #include "tests/checkers/history_builder.h"
 
 namespace fencecheck::testing {
@@ -178,21 +177,6 @@ TEST(TokensPruning, EachKeyShowsItsLowestDuplicatesFirst) {
     EXPECT_EQ(r.violations[i]["kind"], "duplicate");
     EXPECT_EQ(r.violations[i]["token"], 10 - i);
   }
-}
-
-TEST(TokensPruning, TimeGoingBackwardsIsRefusedNotJudged) {
-  auto checker = make_tokens_checker(CheckOptions{});
-  Event e;
-  e.process = 1;
-  e.key = "l0";
-  e.f = OpFn::kAcquire;
-  e.time = 100;
-  checker->observe(e);
-  e.type = OpType::kOk;
-  e.token = 1;
-  e.time = 99;
-  e.line = 2;
-  EXPECT_THROW(checker->observe(e), std::invalid_argument);
 }
 
 }  // namespace
