@@ -1,9 +1,11 @@
 // The Checker role: reads a history (and the resource log) once, in order, and says
-// whether one safety rule held (DESIGN.md, "Checker semantics").
+// whether one safety rule held (docs/checkers.md).
 //
 // A Checker is fed every history event in file order through observe(), then every
 // resource.jsonl entry through observe_resource(), then finish() is called exactly once.
-// Events are already validated by the reader. A Checker is used by one thread at a time;
+// Events are already validated by the reader: in particular times never go backwards in
+// file order, which lets a checker forget what no later event can change (safety.h says
+// what each quick checker keeps). A Checker is used by one thread at a time;
 // it may start its own threads inside finish(). It must keep memory proportional to the
 // state its rule needs, not to the history (10 million events must fit in well under 2 GB).
 #pragma once

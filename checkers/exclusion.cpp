@@ -1,10 +1,25 @@
-// exclusion: holds of one key by different processes must not overlap (DESIGN.md).
+// exclusion: holds of one key by different processes must not overlap (docs/checkers.md).
 //
 // A hold starts when an acquire completes ok and ends at the invoke of the holder's next
 // release of that key, else at the invoke of the op whose info retired the holder, else at
-// the last line of the history. Holds are sorted by start per key and swept once, keeping
-// the two latest-ending holds of distinct processes seen so far: O(n log n).
+// the last line of the history. Each key's holds are swept in order of start, keeping the
+// two latest-ending holds of distinct processes among those that started earlier: O(n log n)
+// at worst, O(n) when holds do not pile up.
+//
+// Memory. Times never go backwards in file order (the readers enforce it; TimeOrderGuard
+// checks it), so every hold still to come starts at or after the current line's time
+// `now`, and holds arrive in order of start. A hold is judged, folded into the sweep's
+// two-hold summary and forgotten as soon as every hold that started no later than it is
+// known and closed: it started before `now` and before the key's oldest open hold. What is
+// kept per key is therefore the summary, the first few violations, and the holds that
+// started since the key's oldest open hold (or since the key's last event) — in a history
+// without overlaps, about one hold per process holding the key, whatever the length of
+// the history. A hold left open for long (a holder that never releases) keeps the holds of
+// that key that started after it until it closes; in a valid history those are only the
+// holder's own, or others' during a hung op of the holder that may still retire it.
 #include <algorithm>
+#include <deque>
+#include <limits>
 #include <optional>
 
 #include "checkers/safety.h"
@@ -25,6 +40,42 @@ struct Hold {
   std::uint64_t end_index;  // the release or retiring op's invoke; unused at end of history
   std::optional<Token> token;
   HoldEnd end_kind;
+  bool open;                  // end not known yet
+  std::uint64_t closed_order;  // holds starting at the same instant are judged in this order
+};
+
+// The latest-ending hold seen so far, and the latest-ending one of another process, so
+// that a hold always finds a partner of a different process if one overlaps it. Copies,
+// so that the holds they summarise can be forgotten.
+struct Latest {
+  std::optional<Hold> best;
+  std::optional<Hold> other;  // latest end among processes != best->process
+  void add(const Hold& h) {
+    if (!best || h.end > best->end) {
+      if (best && best->process != h.process) other = best;
+      best = h;
+    } else if (h.process != best->process && (!other || h.end > other->end)) {
+      other = h;
+    }
+  }
+  const Hold* partner_of(const Hold& h) const {
+    if (best && best->process != h.process) return &*best;
+    return other ? &*other : nullptr;
+  }
+};
+
+// One violation kept in detail: `held` overlapped `acquired`.
+struct Found {
+  Hold held;
+  Hold acquired;
+};
+
+struct KeyHolds {
+  std::deque<Hold> pending;  // not judged yet, in order of start
+  std::uint64_t judged = 0;  // holds judged and dropped from the front of `pending`
+  std::uint64_t added = 0;   // holds ever added: position in `pending` = seq - judged
+  Latest before;             // every judged hold
+  std::size_t kept = 0;      // violations of this key kept in detail
 };
 
 class ExclusionChecker : public Checker {
@@ -32,7 +83,7 @@ class ExclusionChecker : public Checker {
   explicit ExclusionChecker(const CheckOptions& o) : max_violations_(o.max_violations) {}
 
   void observe(const Event& e) override {
-    last_time_ = e.time;
+    last_time_ = time_order_.check(e);
     if (e.is_nemesis()) return;
     InFlightInvokes::Invoke inv = invokes_.observe(e);
     if (e.type == OpType::kInvoke && e.f == OpFn::kRelease) {
@@ -40,49 +91,68 @@ class ExclusionChecker : public Checker {
     } else if (e.type == OpType::kInfo) {
       close(e.process, std::nullopt, inv.time, inv.index, HoldEnd::kRetired);
     } else if (e.type == OpType::kOk && e.f == OpFn::kAcquire) {
-      open_[e.process].push_back(Hold{keys_.id(e.key), nodes_.id(e.node), e.process, e.time, 0,
-                                      e.index, 0, e.token, HoldEnd::kEndOfHistory});
+      std::uint32_t key = keys_.id(e.key);
+      KeyHolds& k = key_holds(key);
+      k.pending.push_back(Hold{key, nodes_.id(e.node), e.process, e.time, 0, e.index, 0, e.token,
+                               HoldEnd::kEndOfHistory, true, 0});
+      open_[e.process].push_back({key, k.added++});
+      ++holds_;
+      kept_peak_ = std::max(kept_peak_, ++kept_now_);
+      judge(key, e.time);
     }
   }
 
   CheckResult finish() override {
     for (auto& [process, holds] : open_) {
-      for (Hold& h : holds) {
+      for (const OpenHold& o : holds) {
+        Hold& h = hold_at(o);
         h.end = last_time_;
-        done_.push_back(h);
+        h.open = false;
+        h.closed_order = closed_++;
       }
     }
     open_.clear();
-    std::sort(done_.begin(), done_.end(), [](const Hold& a, const Hold& b) {
-      return a.key != b.key ? a.key < b.key : a.start < b.start;
-    });
-    CheckResult r;
-    std::vector<std::pair<const Hold*, const Hold*>> found;  // (earlier, later), first few per key
-    for (std::size_t i = 0; i < done_.size();) {
-      std::size_t j = i;
-      while (j < done_.size() && done_[j].key == done_[i].key) ++j;
-      r.count += sweep_key(i, j, found);
-      i = j;
+    for (std::uint32_t key = 0; key < by_key_.size(); ++key) {
+      judge(key, std::numeric_limits<Nanos>::max());
     }
-    std::sort(found.begin(), found.end(),
-              [](const auto& a, const auto& b) { return a.second->start < b.second->start; });
-    if (found.size() > max_violations_) found.resize(max_violations_);
-    if (!found.empty()) r.first_violation_at = found.front().second->start;
-    for (const auto& [a, b] : found) r.violations.push_back(violation_json(*a, *b));
+    // The first few of each key, earliest acquired first; equal times in key order.
+    std::stable_sort(found_.begin(), found_.end(), [](const Found& a, const Found& b) {
+      return a.acquired.start != b.acquired.start ? a.acquired.start < b.acquired.start
+                                                  : a.acquired.key < b.acquired.key;
+    });
+    if (found_.size() > max_violations_) found_.resize(max_violations_);
+    CheckResult r;
+    if (!found_.empty()) r.first_violation_at = found_.front().acquired.start;
+    for (const Found& f : found_) r.violations.push_back(violation_json(f.held, f.acquired));
+    r.count = count_;
     r.verdict = r.count == 0 ? Verdict::kValid : Verdict::kInvalid;
-    r.stats = {{"holds", done_.size()}, {"keys", keys_.size()}};
-    if (done_.empty()) {
+    r.stats = {{"holds", holds_}, {"keys", keys_.size()}, {"holds_kept_peak", kept_peak_}};
+    if (holds_ == 0) {
       r.verdict = Verdict::kSkipped;
       r.summary = "no acquire completed ok: no hold to judge";
       return r;
     }
-    r.summary = r.count == 0 ? std::to_string(done_.size()) + " holds on " +
-                                   std::to_string(keys_.size()) + " key(s), none overlapping"
-                             : sentence(*found.front().first, *found.front().second);
+    r.summary = r.count == 0 ? std::to_string(holds_) + " holds on " + std::to_string(keys_.size()) +
+                                   " key(s), none overlapping"
+                             : sentence(found_.front().held, found_.front().acquired);
     return r;
   }
 
  private:
+  struct OpenHold {
+    std::uint32_t key;
+    std::uint64_t seq;
+  };
+
+  KeyHolds& key_holds(std::uint32_t key) {
+    if (key >= by_key_.size()) by_key_.resize(key + 1);
+    return by_key_[key];
+  }
+  Hold& hold_at(const OpenHold& o) {
+    KeyHolds& k = by_key_[o.key];
+    return k.pending[o.seq - k.judged];
+  }
+
   // Closes the open holds of `process` (on `key`, or on every key when nullopt).
   void close(std::int64_t process, std::optional<std::uint32_t> key, Nanos end,
              std::uint64_t end_index, HoldEnd kind) {
@@ -90,61 +160,60 @@ class ExclusionChecker : public Checker {
     if (it == open_.end()) return;
     auto& holds = it->second;
     auto keep = std::partition(holds.begin(), holds.end(),
-                               [&](const Hold& h) { return key && h.key != *key; });
-    for (auto h = keep; h != holds.end(); ++h) {
-      h->end = end;
-      h->end_index = end_index;
-      h->end_kind = kind;
-      done_.push_back(*h);
+                               [&](const OpenHold& o) { return key && o.key != *key; });
+    for (auto o = keep; o != holds.end(); ++o) {
+      Hold& h = hold_at(*o);
+      h.end = end;
+      h.end_index = end_index;
+      h.end_kind = kind;
+      h.open = false;
+      h.closed_order = closed_++;
     }
+    std::vector<OpenHold> closed(keep, holds.end());
     holds.erase(keep, holds.end());
     if (holds.empty()) open_.erase(it);
+    for (const OpenHold& o : closed) judge(o.key, last_time_);
   }
 
-  // The latest-ending hold seen so far, and the latest-ending one of another process, so
-  // that a hold always finds a partner of a different process if one overlaps it.
-  struct Latest {
-    const Hold* best = nullptr;
-    const Hold* other = nullptr;  // latest end among processes != best->process
-    void add(const Hold* h) {
-      if (best == nullptr || h->end > best->end) {
-        if (best != nullptr && best->process != h->process) other = best;
-        best = h;
-      } else if (h->process != best->process && (other == nullptr || h->end > other->end)) {
-        other = h;
+  // Judges the holds of `key` at the front of its queue whose fate is sealed: every hold
+  // starting at or before them is known (they started before `now`, the earliest start of
+  // any hold still to come) and closed. Holds starting at the same instant are a group:
+  // only strictly earlier starts are in `before`, since equal starts overlap only when
+  // both holds are non-empty.
+  void judge(std::uint32_t key, Nanos now) {
+    KeyHolds& k = by_key_[key];
+    while (!k.pending.empty() && k.pending.front().start < now) {
+      const Nanos start = k.pending.front().start;
+      std::size_t group_size = 0;
+      bool closed = true;
+      for (; group_size < k.pending.size() && k.pending[group_size].start == start; ++group_size) {
+        closed = closed && !k.pending[group_size].open;
       }
+      if (!closed) return;
+      std::stable_sort(k.pending.begin(), k.pending.begin() + static_cast<std::ptrdiff_t>(group_size),
+                       [](const Hold& a, const Hold& b) { return a.closed_order < b.closed_order; });
+      judge_group(k, group_size);
+      for (std::size_t i = 0; i < group_size; ++i) k.before.add(k.pending[i]);
+      k.pending.erase(k.pending.begin(), k.pending.begin() + static_cast<std::ptrdiff_t>(group_size));
+      k.judged += group_size;
+      kept_now_ -= group_size;
     }
-    const Hold* partner_of(const Hold& h) const { return best && best->process != h.process ? best : other; }
-  };
+  }
 
-  // Holds [i, j) of one key, sorted by start. Holds starting at the same instant are a
-  // group: only strictly earlier starts go into `before`, since equal starts overlap only
-  // when both holds are non-empty.
-  std::uint64_t sweep_key(std::size_t i, std::size_t j,
-                          std::vector<std::pair<const Hold*, const Hold*>>& found) {
-    std::uint64_t count = 0;
-    std::size_t kept = 0;
-    Latest before;
-    for (std::size_t g = i; g < j;) {
-      std::size_t h = g;
-      while (h < j && done_[h].start == done_[g].start) ++h;
-      Latest group;
-      for (std::size_t k = g; k < h; ++k) {
-        if (done_[k].end > done_[k].start) group.add(&done_[k]);
-      }
-      for (std::size_t k = g; k < h; ++k) {
-        const Hold& cur = done_[k];
-        const Hold* partner = before.partner_of(cur);
-        if (partner == nullptr || partner->end <= cur.start) partner = nullptr;
-        if (partner == nullptr && cur.end > cur.start) partner = group.partner_of(cur);
-        if (partner == nullptr) continue;
-        ++count;
-        if (kept++ < max_violations_) found.emplace_back(partner, &cur);
-      }
-      for (std::size_t k = g; k < h; ++k) before.add(&done_[k]);
-      g = h;
+  void judge_group(KeyHolds& k, std::size_t group_size) {
+    Latest group;
+    for (std::size_t i = 0; i < group_size; ++i) {
+      if (k.pending[i].end > k.pending[i].start) group.add(k.pending[i]);
     }
-    return count;
+    for (std::size_t i = 0; i < group_size; ++i) {
+      const Hold& cur = k.pending[i];
+      const Hold* partner = k.before.partner_of(cur);
+      if (partner == nullptr || partner->end <= cur.start) partner = nullptr;
+      if (partner == nullptr && cur.end > cur.start) partner = group.partner_of(cur);
+      if (partner == nullptr) continue;
+      ++count_;
+      if (k.kept++ < max_violations_) found_.push_back(Found{*partner, cur});
+    }
   }
 
   nlohmann::json hold_json(const Hold& h) const {
@@ -173,11 +242,18 @@ class ExclusionChecker : public Checker {
   }
 
   std::size_t max_violations_;
+  TimeOrderGuard time_order_{"exclusion"};
   Interner keys_;
   Interner nodes_;
   InFlightInvokes invokes_;
-  std::unordered_map<std::int64_t, std::vector<Hold>> open_;
-  std::vector<Hold> done_;
+  std::vector<KeyHolds> by_key_;  // by key id
+  std::unordered_map<std::int64_t, std::vector<OpenHold>> open_;  // process → its open holds
+  std::vector<Found> found_;
+  std::uint64_t count_ = 0;
+  std::uint64_t holds_ = 0;
+  std::uint64_t closed_ = 0;
+  std::uint64_t kept_now_ = 0;   // holds in every key's `pending`
+  std::uint64_t kept_peak_ = 0;  // the most ever kept at once
   Nanos last_time_ = 0;
 };
 

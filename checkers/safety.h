@@ -1,6 +1,12 @@
-// The three quick safety checkers of DESIGN.md ("Checker semantics"). Each is a streaming
-// Checker (checker.h); memory grows with the holds / grants / writes it must remember,
-// not with the history. Exclusion and tokens run in O(n log n).
+// The three quick safety checkers of docs/checkers.md. Each is a streaming Checker
+// (checker.h). Exclusion and tokens run in O(n log n) and forget what can no longer
+// matter, relying on times that never go backwards (the readers enforce it):
+//  exclusion keeps the holds of each key since its oldest open hold — about one per
+//    process holding a key in a valid history (stat holds_kept_peak);
+//  tokens keeps in full only grants concurrent with an acquire in flight (stat
+//    grants_kept_peak), plus ~20 bytes per distinct token granted: the unique rule must
+//    find a duplicate however far apart.
+//  resource keeps the writes it must remember.
 //
 //  exclusion — two holds of one key by different processes overlap in time. Skipped when
 //              no acquire completed ok.

@@ -1,8 +1,10 @@
-// Small bookkeeping shared by the checkers: interned names (keys, nodes) and the invoke
-// of each process's op in flight. Internal to checkers/; not thread-safe.
+// Small bookkeeping shared by the checkers: interned names (keys, nodes), the invoke of
+// each process's op in flight, and the time-order guard the pruning checkers rely on.
+// Internal to checkers/; not thread-safe.
 #pragma once
 
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -53,6 +55,34 @@ class InFlightInvokes {
 
  private:
   std::unordered_map<std::int64_t, Invoke> open_;
+};
+
+// The readers reject a history whose times go backwards (HistoryValidator), so a checker
+// may assume that no line still to come is earlier than the current one and forget what
+// can no longer matter. A checker fed directly, bypassing the readers, calls check() on
+// every event: a time going backwards then throws std::invalid_argument (the check
+// pipeline turns that into an unknown verdict naming the line) instead of letting the
+// pruning give a silently wrong answer.
+class TimeOrderGuard {
+ public:
+  explicit TimeOrderGuard(const char* checker) : checker_(checker) {}
+  // Returns e.time, the earliest time any later event may have.
+  Nanos check(const Event& e) {
+    if (seen_ && e.time < last_) {
+      throw std::invalid_argument(
+          "line " + std::to_string(e.line) + ": time " + std::to_string(e.time) + " ns is before " +
+          std::to_string(last_) + " ns on an earlier line; the " + checker_ +
+          " checker needs times non-decreasing in file order (docs/history.md)");
+    }
+    seen_ = true;
+    last_ = e.time;
+    return last_;
+  }
+
+ private:
+  const char* checker_;
+  bool seen_ = false;
+  Nanos last_ = 0;
 };
 
 }  // namespace fencecheck

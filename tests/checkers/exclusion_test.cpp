@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "checkers/safety.h"
 #include "tests/checkers/history_builder.h"
 
 namespace fencecheck::testing {
@@ -155,6 +156,123 @@ TEST(Exclusion, NemesisLinesExtendTheEndOfHistory) {
   h.acquire(1, "l0", 0, 1).nemesis("pause", 100);
   auto r = h.check("exclusion").results[0].second;
   EXPECT_EQ(r.verdict, Verdict::kValid);
+}
+
+// --- Pruning: the checker forgets holds that can no longer matter (exclusion.cpp). Each
+// test below breaks one wrong way of forgetting.
+
+TEST(ExclusionPruning, AClosedHoldStillCatchesAnOpenHoldThatStartedInsideIt) {
+  HistoryBuilder h;  // p2 acquires inside p1's hold; p1's hold closes (and is judged) first
+  h.acquire(1, "l0", 0, 1).acquire(2, "l0", 2, 5);
+  h.release(1, "l0", 10, 11);
+  for (int i = 0; i < 20; ++i) h.acquire(3, "l1", 12 + i * 4, 13 + i * 4).release(3, "l1", 14 + i * 4, 15 + i * 4);
+  h.release(2, "l0", 100, 101);
+  auto r = h.result("exclusion");
+  ASSERT_EQ(r.verdict, Verdict::kInvalid) << r.summary;
+  EXPECT_EQ(r.count, 1u);
+  EXPECT_EQ(r.violations[0]["held"]["process"], 1);
+  EXPECT_EQ(r.violations[0]["held"]["end"], 10'000'000);
+  EXPECT_EQ(r.violations[0]["acquired"]["process"], 2);
+}
+
+// p1 holds l0 and starts a read that hangs; p2 takes l0 and gives it back before the read
+// ends. Whether p2's hold overlaps depends on how the read ends, known only later: an ok
+// read means p1 still held l0, an info retires p1 as of the read's invoke.
+TEST(ExclusionPruning, AHoldIsNotJudgedWhileAnEarlierHoldMayStillEnd) {
+  auto run = [](const char* read_outcome) {
+    HistoryBuilder h;
+    h.acquire(1, "l0", 0, 1).op(1, "invoke", "read", "k", nullptr, 10);
+    h.acquire(2, "l0", 20, 30).release(2, "l0", 40, 41);
+    h.acquire(3, "l0", 42, 43).release(3, "l0", 44, 45);
+    h.op(1, read_outcome, "read", "k", read_outcome == std::string("ok") ? json(1) : json(nullptr), 500);
+    if (read_outcome == std::string("ok")) h.release(1, "l0", 600, 601);
+    return h.result("exclusion");
+  };
+  auto ok = run("ok");
+  EXPECT_EQ(ok.verdict, Verdict::kInvalid) << ok.summary;
+  EXPECT_EQ(ok.count, 2u);
+  EXPECT_EQ(ok.violations[0]["held"]["end"], 600'000'000);
+  auto info = run("info");
+  EXPECT_EQ(info.verdict, Verdict::kValid) << info.summary;
+}
+
+TEST(ExclusionPruning, ALongHoldIsKeptWhileManyShortOnesComeAndGo) {
+  HistoryBuilder h;  // p1 takes l0 at 1 ms and never gives it back
+  h.acquire(1, "l0", 0, 1);
+  double t = 2;
+  for (int i = 0; i < 500; ++i, t += 4) h.acquire(2 + i % 7, "l1", t, t + 1).release(2 + i % 7, "l1", t + 2, t + 3);
+  h.acquire(9, "l0", t, t + 1).release(9, "l0", t + 2, t + 3);
+  auto r = h.result("exclusion");
+  ASSERT_EQ(r.verdict, Verdict::kInvalid) << r.summary;
+  EXPECT_EQ(r.count, 1u);
+  EXPECT_EQ(r.violations[0]["held"]["process"], 1);
+  EXPECT_EQ(r.violations[0]["held"]["start"], 1'000'000);
+  EXPECT_EQ(r.violations[0]["held"]["ended_by"], "end-of-history");
+  EXPECT_EQ(r.stats["holds"], 502);
+  EXPECT_LE(r.stats["holds_kept_peak"].get<int>(), 3) << "the long hold and one short one at a time";
+}
+
+TEST(ExclusionPruning, SimultaneousStartsAcrossOtherLinesStillOverlap) {
+  HistoryBuilder h;  // p1 and p2 complete acquires at the same instant, other lines between
+  h.op(1, "invoke", "acquire", "l0", nullptr, 0).op(2, "invoke", "acquire", "l0", nullptr, 0);
+  h.op(1, "ok", "acquire", "l0", {{"token", nullptr}}, 5);
+  h.op(3, "invoke", "release", "l0", {{"token", nullptr}}, 5).op(3, "ok", "release", "l0", {{"token", nullptr}}, 5);
+  h.op(2, "ok", "acquire", "l0", {{"token", nullptr}}, 5);
+  h.release(1, "l0", 6, 7).release(2, "l0", 8, 9);
+  auto r = h.result("exclusion");
+  EXPECT_EQ(r.verdict, Verdict::kInvalid);
+  EXPECT_EQ(r.count, 2u) << "each of the two holds has the other inside it";
+}
+
+TEST(ExclusionPruning, NonOverlappingHoldsKeepStateOfTheProcessesNotOfTheHistory) {
+  HistoryBuilder h;  // 4 processes take 2 locks in turn, 2000 holds in all
+  double t = 0;
+  for (int round = 0; round < 500; ++round) {
+    for (int p = 1; p <= 4; ++p, t += 4) h.acquire(p, "l" + std::to_string(p % 2), t, t + 1).release(p, "l" + std::to_string(p % 2), t + 2, t + 3);
+  }
+  auto r = h.result("exclusion");
+  EXPECT_EQ(r.verdict, Verdict::kValid) << r.summary;
+  EXPECT_EQ(r.stats["holds"], 2000);
+  EXPECT_LE(r.stats["holds_kept_peak"].get<int>(), 4);
+}
+
+TEST(ExclusionPruning, ViolationsBeyondTheShownOnesAreCountedAndTheEarliestShown) {
+  HistoryBuilder h;  // p1 holds l0 throughout; 30 others acquire inside it, on two keys
+  h.acquire(1, "l0", 0, 1).acquire(1, "l1", 1, 2);
+  for (int i = 0; i < 30; ++i) {
+    std::string key = i % 2 ? "l1" : "l0";
+    h.acquire(2 + i, key, 10 + i * 3, 11 + i * 3).release(2 + i, key, 12 + i * 3, 12.5 + i * 3);
+  }
+  auto r = h.result("exclusion");
+  EXPECT_EQ(r.count, 30u);
+  ASSERT_EQ(r.violations.size(), 10u);
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(r.violations[i]["acquired"]["process"], 2 + i);
+}
+
+TEST(ExclusionPruning, TimeGoingBackwardsIsRefusedNotJudgedByEitherPruningChecker) {
+  // The readers reject such a history (validator); fed directly, the checkers that prune
+  // (exclusion and tokens) refuse it too rather than judge with what they forgot.
+  for (auto make : {make_exclusion_checker, make_tokens_checker}) {
+    auto checker = make(CheckOptions{});
+    Event e;
+    e.process = 1;
+    e.key = "l0";
+    e.f = OpFn::kAcquire;
+    e.time = 100;
+    e.line = 1;
+    checker->observe(e);
+    e.type = OpType::kOk;
+    e.token = 1;
+    e.time = 50;
+    e.line = 2;
+    e.index = 1;
+    try {
+      checker->observe(e);
+      ADD_FAILURE() << "a time going backwards was accepted";
+    } catch (const std::invalid_argument& err) {
+      EXPECT_NE(std::string(err.what()).find("line 2: time 50 ns is before 100 ns"), std::string::npos) << err.what();
+    }
+  }
 }
 
 }  // namespace
