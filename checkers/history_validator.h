@@ -1,4 +1,4 @@
-// The ordering rules every history must follow (DESIGN.md, "History format"), checked one
+// The ordering rules every history must follow (docs/history.md), checked one
 // event at a time so that any reader (JSONL, EDN) can share them: index in file order,
 // time non-decreasing, at most one op in flight per process, a completion only after an
 // invoke of the same f and key, nemesis lines of type info, a retired process never again.

@@ -1,4 +1,4 @@
-// resource: what the protected data says (DESIGN.md).
+// resource: what the protected data says (docs/checkers.md).
 //
 // 1. resource.jsonl, in file order: an accepted op whose token is below the highest token
 //    already accepted on its key is a stale access (rejected entries raise nothing).

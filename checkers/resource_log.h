@@ -1,5 +1,5 @@
 // One line of resource.jsonl: the fenced resource's own log, in the order it applied
-// requests (DESIGN.md, "History format"). Plain value type.
+// requests (docs/history.md). Plain value type.
 #pragma once
 
 #include <cstdint>

@@ -2,7 +2,7 @@
 // the resource log): client ops (each invoke paired with its completion), lock holds,
 // fault windows and instant nemesis lines.
 //
-//  - A hold follows DESIGN.md's exclusion rule: from an acquire's ok completion to the
+//  - A hold follows docs/checkers.md's exclusion rule: from an acquire's ok completion to the
 //    holder's next release invoke of that key, else to the invoke of the op whose `info`
 //    completion retired it, else to the last line of the history.
 //  - A fault window is a nemesis start line (pause, partition, clock-bump, clock-strobe,

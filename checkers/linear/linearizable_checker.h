@@ -1,4 +1,4 @@
-// The `linearizable` checker (DESIGN.md, "Checker semantics → linearizable"): is the
+// The `linearizable` checker (docs/checkers.md, "linearizable"): is the
 // history, key by key, linearizable against a model — mutex, fenced-mutex, register or
 // cas-register?
 //

@@ -1,5 +1,5 @@
-// The sequential specifications a partition is checked against (DESIGN.md, "Checker
-// semantics → linearizable"), each a small stateless class in the style of Porcupine:
+// The sequential specifications a partition is checked against (docs/checkers.md,
+// "linearizable"), each a small stateless class in the style of Porcupine:
 //
 //   State init();                                  the state before any op
 //   bool step(const State&, const LinOp&, State&); may the op take effect now? next state

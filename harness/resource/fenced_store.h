@@ -13,7 +13,7 @@
 // Unfenced mode accepts everything (and still records the tokens).
 //
 // Every request, read or write, is appended to the log as one resource.jsonl line
-// (DESIGN.md: seq, time, key, op, token, value, accepted, reason, client) and flushed
+// (docs/history.md: seq, time, key, op, token, value, accepted, reason, client) and flushed
 // before the call returns. One mutex serializes apply + log, so seq order is apply order
 // and time never decreases. Thread-safe. The log stream is not owned and must outlive it.
 //

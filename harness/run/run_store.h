@@ -1,4 +1,4 @@
-// The run store (DESIGN.md, "Results and exit codes"): one directory per run under
+// The run store (docs/results.md): one directory per run under
 // <store>/<test name>/<UTC timestamp>/, with `latest` beside the test names pointing at
 // the newest run. Existing runs are never overwritten. Throws HarnessError on I/O errors.
 #pragma once

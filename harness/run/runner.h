@@ -1,7 +1,7 @@
 // run_test: one test end to end — nodes, servers, resource service, workers, clients and
 // nemesis for the time limit, heal, final reads, teardown, checkers, report.
 //
-// Never throws. Returns the exit code of DESIGN.md: 0 valid, 1 violation, 2 undecided,
+// Never throws. Returns the exit code of docs/results.md: 0 valid, 1 violation, 2 undecided,
 // 3 harness failure or bad options (with one message on `err` saying what to do). Whatever
 // was recorded before a failure stays in the run directory. SIGINT/SIGTERM end the test
 // phase early; teardown and checks still run, and a run so cut short that found no

@@ -51,7 +51,7 @@ struct ScenarioVerdict {
   // is unknown has none. What names the checker that broke a prediction in the suite's output.
   std::vector<std::string> broken;
 };
-// results: a results.json document. A checker's "skipped" counts as valid (DESIGN.md).
+// results: a results.json document. A checker's "skipped" counts as valid (docs/checkers.md).
 ScenarioVerdict judge_scenario(const Scenario& s, const nlohmann::json& results);
 
 }  // namespace fencecheck

@@ -1,4 +1,4 @@
-// The report's timeline model (report/timeline.h): holds by DESIGN.md's exclusion rule,
+// The report's timeline model (report/timeline.h): holds by docs/checkers.md's exclusion rule,
 // fault windows paired by their "fault", ops paired with their completions.
 #include <gtest/gtest.h>
 
