@@ -144,7 +144,7 @@ struct FaultInfo {
   std::string name;    // "pause-holder"
   std::string family;  // "pause": the faults one Nemesis serves together
   std::string description;
-  bool needs_net = false;     // impossible under the local runtime
+  bool needs_net = false;     // needs a runtime that cuts links (RuntimeInfo::cuts_network)
   bool needs_clocks = false;  // needs Clocks::available()
   bool needs_leader = false;  // the backend must say which server leads
   // Ends by itself (a pause of --pause-ms, a restart after --restart-ms, a strobe): the

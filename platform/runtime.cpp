@@ -6,6 +6,7 @@
 #include <regex>
 #include <set>
 
+#include "platform/named_registry.h"
 #include "platform/os_util.h"
 #include "platform/runtime_base.h"
 #include "platform/tcp.h"
@@ -174,21 +175,38 @@ class LocalRuntime final : public NodeTableRuntime {
 
 }  // namespace
 
+const std::vector<RuntimeInfo>& runtime_registry() {
+  static const std::vector<RuntimeInfo> registry = {
+      {"local", "every node is 127.0.0.1 with its own ports; no root, no network faults", false,
+       [] { return std::optional<std::string>(); },
+       [](const std::string&, RunState& state) -> std::unique_ptr<Runtime> {
+         return std::make_unique<LocalRuntime>(state);
+       }},
+      {"netns", "one network namespace per node on a private bridge; network faults by iptables (root)", true,
+       []() -> std::optional<std::string> {
+         if (::geteuid() != 0) {
+           return "the netns runtime needs root (it creates network namespaces): run as root (or with "
+                  "sudo), or pass --runtime local";
+         }
+         if (!os::find_executable("ip")) return "the netns runtime needs `ip`: " + os::install_hint("iproute2");
+         return std::nullopt;
+       },
+       [](const std::string& run_id, RunState& state) { return make_netns_runtime(run_id, state); }},
+  };
+  return registry;
+}
+
+const RuntimeInfo* find_runtime(std::string_view kind) { return find_by_name(runtime_registry(), kind); }
+std::string runtime_names() { return names_of(runtime_registry()); }
+
 std::unique_ptr<Runtime> make_runtime(std::string_view kind, const std::string& run_id,
                                       RunState& state) {
-  if (kind == "local") return std::make_unique<LocalRuntime>(state);
-  if (kind == "netns") {
-    if (::geteuid() != 0) {
-      throw HarnessError(
-          "the netns runtime needs root (it creates network namespaces): use --runtime local, "
-          "or run with sudo");
-    }
-    if (!os::find_executable("ip")) {
-      throw HarnessError("the netns runtime needs `ip`: " + os::install_hint("iproute2"));
-    }
-    return make_netns_runtime(run_id, state);
+  const RuntimeInfo* info = find_runtime(kind);
+  if (info == nullptr) {
+    throw HarnessError("unknown runtime '" + std::string(kind) + "': use one of " + runtime_names());
   }
-  throw HarnessError("unknown runtime '" + std::string(kind) + "': use netns or local");
+  if (auto why = info->unavailable()) throw HarnessError(*why);
+  return info->make(run_id, state);
 }
 
 std::string default_runtime_kind() { return ::geteuid() == 0 ? "netns" : "local"; }

@@ -27,6 +27,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -124,8 +125,24 @@ class Runtime {
   virtual void destroy() noexcept = 0;
 };
 
-// kind: "netns" or "local". run_id names every resource; state records them and must
-// outlive the Runtime. Throws HarnessError for an unknown kind, or for netns without root.
+// One kind of runtime, declared once in runtime_registry(): `--runtime`, its help, the
+// run's validation and make_runtime() all follow from the entry. A new runtime is its own
+// file with a factory, plus one entry.
+struct RuntimeInfo {
+  std::string name;
+  std::string description;  // one line for --help
+  bool cuts_network;        // can cut and heal links (the partition faults need it)
+  // Why this kind cannot run on this machine now (needs root, a missing tool), or nullopt.
+  // Quick: looks at the process's privileges and $PATH, starts nothing.
+  std::function<std::optional<std::string>()> unavailable;
+  std::function<std::unique_ptr<Runtime>(const std::string& run_id, RunState& state)> make;
+};
+const std::vector<RuntimeInfo>& runtime_registry();
+const RuntimeInfo* find_runtime(std::string_view kind);  // nullptr when unknown
+std::string runtime_names();                             // "local, netns"
+
+// Makes the runtime `kind` names. run_id names every resource; state records them and must
+// outlive the Runtime. Throws HarnessError for an unknown kind, or one unavailable here.
 std::unique_ptr<Runtime> make_runtime(std::string_view kind, const std::string& run_id,
                                       RunState& state);
 // "netns" when running as root, "local" otherwise.

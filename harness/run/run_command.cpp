@@ -7,9 +7,20 @@
 #include "backends/registry.h"
 #include "harness/run/runner.h"
 #include "nemesis/nemesis.h"
+#include "platform/runtime.h"
 #include "workloads/workload.h"
 
 namespace fencecheck {
+namespace {
+
+// "where the nodes run: local (…), netns (…); default: netns as root, else local"
+std::string runtime_help() {
+  std::string h = "where the nodes run:";
+  for (const RuntimeInfo& r : runtime_registry()) h += " " + r.name + " (" + r.description + ");";
+  return h + " default: netns as root, else local";
+}
+
+}  // namespace
 
 void add_run_options(CLI::App& cmd, RunArgs& args, const OptionSchema& schema) {
   RunConfig& c = args.config;
@@ -22,7 +33,7 @@ void add_run_options(CLI::App& cmd, RunArgs& args, const OptionSchema& schema) {
       ->capture_default_str();
   cmd.add_option("--resource", c.resource, "fenced: the resource refuses stale tokens; unfenced: accepts all")
       ->capture_default_str();
-  cmd.add_option("--runtime", c.runtime, "netns (default as root) or local (127.0.0.1, no partitions)");
+  cmd.add_option("--runtime", c.runtime, runtime_help());
   schema.add_cli(cmd, args.typed);
   cmd.add_option("--replay", c.replay,
                  "rerun a stored run: its config.json, and its recorded faults at the same offsets "

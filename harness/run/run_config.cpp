@@ -13,6 +13,18 @@
 #include "workloads/workload.h"
 
 namespace fencecheck {
+namespace {
+
+// "netns": the runtimes that can cut links, for the message that names them.
+std::string network_cutting_runtimes() {
+  std::string names;
+  for (const RuntimeInfo& r : runtime_registry()) {
+    if (r.cuts_network) names += (names.empty() ? "" : ", ") + r.name;
+  }
+  return names;
+}
+
+}  // namespace
 
 void RunConfig::resolve(const OptionSchema& schema) {
   if (nemesis.size() == 1 && nemesis[0] == "none") nemesis.clear();
@@ -44,11 +56,16 @@ std::optional<std::string> RunConfig::input_problem(const OptionSchema& schema) 
   } catch (const std::invalid_argument& e) {
     return std::string("--backend-opt: ") + e.what();
   }
+  const RuntimeInfo* rt = runtime.empty() ? nullptr : find_runtime(runtime);
+  if (!runtime.empty() && rt == nullptr) {
+    return "--runtime must be one of " + runtime_names() + ", not \"" + runtime + "\"";
+  }
   for (const auto& f : nemesis) {
     const FaultInfo* info = find_fault(f);
     if (info == nullptr) return "unknown fault \"" + f + "\"; valid faults: " + fault_names() + " (or none)";
-    if (info->needs_net && runtime == "local") {
-      return "fault \"" + f + "\" cuts the network, which needs the netns runtime: run as root without --runtime local";
+    if (info->needs_net && rt != nullptr && !rt->cuts_network) {
+      return "fault \"" + f + "\" cuts the network, which the " + runtime + " runtime cannot: use one that can (" +
+             network_cutting_runtimes() + ")";
     }
     if (info->needs_leader && !b->has_leader) {
       return "fault \"" + f + "\" cuts off the leader, but backend " + backend + " has none";
@@ -56,9 +73,6 @@ std::optional<std::string> RunConfig::input_problem(const OptionSchema& schema) 
   }
   if (resource != "fenced" && resource != "unfenced") {
     return "--resource must be fenced or unfenced, not \"" + resource + "\"";
-  }
-  if (!runtime.empty() && runtime != "netns" && runtime != "local") {
-    return "--runtime must be netns or local, not \"" + runtime + "\"";
   }
   if (auto p = schema.problem(opts)) return p;
   // The rules between options, each written once here.
@@ -85,8 +99,8 @@ std::optional<std::string> RunConfig::problem(const OptionSchema& schema) const 
              "binary: rebuild (scripts/build.sh)";
     }
   }
-  if (runtime == "netns" && ::geteuid() != 0) {
-    return "the netns runtime needs root: run as root (or with sudo), or pass --runtime local";
+  if (const RuntimeInfo* rt = find_runtime(runtime)) {
+    if (auto why = rt->unavailable()) return *why;
   }
   if (auto missing = missing_binary_message(*find_backend(backend))) return *missing;
   return std::nullopt;

@@ -58,7 +58,7 @@ INSTANTIATE_TEST_SUITE_P(
                       BadRun{"--ttl-ms -5", "--ttl-ms must be positive"},
                       BadRun{"--pause-ms 60000", "--pause-ms (60000 ms) must be shorter than --time-limit"},
                       BadRun{"--resource half", "--resource must be fenced or unfenced, not \"half\""},
-                      BadRun{"--runtime docker", "--runtime must be netns or local"},
+                      BadRun{"--runtime docker", "--runtime must be one of local, netns"},
                       BadRun{"--concurrency 0", "--concurrency must be between 1 and 64"},
                       BadRun{"--keys 0", "--keys must be between 1 and 1000"},
                       BadRun{"--nemesis-interval 0", "--nemesis-interval must be positive"},

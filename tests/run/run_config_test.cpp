@@ -113,7 +113,7 @@ TEST(RunConfigProblem, EveryBadOptionIsNamed) {
        "unknown fault \"bogus\"; valid faults: " + fault_names()},
       {"none among faults", [](RunConfig& c) { c.nemesis = {"none", "pause-holder"}; }, "unknown fault \"none\""},
       {"resource", [](RunConfig& c) { c.resource = "half"; }, "--resource must be fenced or unfenced, not \"half\""},
-      {"runtime", [](RunConfig& c) { c.runtime = "docker"; }, "--runtime must be netns or local, not \"docker\""},
+      {"runtime", [](RunConfig& c) { c.runtime = "docker"; }, "--runtime must be one of local, netns, not \"docker\""},
       {"concurrency 0", [](RunConfig& c) { c.opts.set("concurrency", 0); },
        "--concurrency must be between 1 and 64 (got 0)"},
       {"concurrency 65", [](RunConfig& c) { c.opts.set("concurrency", 65); }, "--concurrency"},

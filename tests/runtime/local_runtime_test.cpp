@@ -79,7 +79,8 @@ TEST(MakeRuntimeTest, UnknownKindIsAnError) {
     make_runtime("docker", state.run_id(), state);
     FAIL() << "no error for an unknown runtime";
   } catch (const HarnessError& e) {
-    EXPECT_NE(std::string(e.what()).find("docker"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("unknown runtime 'docker': use one of local, netns"), std::string::npos)
+        << e.what();
   }
   EXPECT_EQ(default_runtime_kind(), ::geteuid() == 0 ? "netns" : "local");
 }
@@ -111,6 +112,22 @@ TEST(MakeRuntimeTest, NetnsWithoutRootSaysWhatToDo) {
   ::waitpid(child, nullptr, 0);
   EXPECT_NE(message.find("needs root"), std::string::npos) << message;
   EXPECT_NE(message.find("--runtime local"), std::string::npos) << message;
+}
+
+// The runtime registry is the one declaration of each kind: make_runtime and the run's
+// validation follow from it.
+TEST(RuntimeRegistry, EachKindIsDeclaredOnceAndMadeFromItsEntry) {
+  EXPECT_EQ(runtime_names(), "local, netns");
+  ASSERT_NE(find_runtime("local"), nullptr);
+  EXPECT_FALSE(find_runtime("local")->cuts_network);
+  EXPECT_FALSE(find_runtime("local")->unavailable().has_value());
+  ASSERT_NE(find_runtime("netns"), nullptr);
+  EXPECT_TRUE(find_runtime("netns")->cuts_network);
+  EXPECT_EQ(find_runtime("docker"), nullptr);
+  for (const RuntimeInfo& r : runtime_registry()) {
+    EXPECT_FALSE(r.description.empty()) << r.name;
+    EXPECT_TRUE(r.unavailable && r.make) << r.name;
+  }
 }
 
 }  // namespace
