@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <random>
 
@@ -22,6 +23,15 @@ std::string network_cutting_runtimes() {
     if (r.cuts_network) names += (names.empty() ? "" : ", ") + r.name;
   }
   return names;
+}
+
+// True when one of `faults` reads the option `name` (its registry entry lists it): a rule
+// about that option only binds a run that uses it.
+bool a_fault_reads(const std::vector<std::string>& faults, const std::string& name) {
+  return std::any_of(faults.begin(), faults.end(), [&](const std::string& f) {
+    const FaultInfo* info = find_fault(f);
+    return info != nullptr && std::find(info->options.begin(), info->options.end(), name) != info->options.end();
+  });
 }
 
 }  // namespace
@@ -77,7 +87,7 @@ std::optional<std::string> RunConfig::input_problem(const OptionSchema& schema) 
   if (auto p = schema.problem(opts)) return p;
   // The rules between options, each written once here.
   const double time_limit_s = opts.number("time-limit");
-  if (static_cast<double>(opts.integer("pause-ms")) >= time_limit_s * 1000) {
+  if (a_fault_reads(nemesis, "pause-ms") && static_cast<double>(opts.integer("pause-ms")) >= time_limit_s * 1000) {
     return "--pause-ms (" + std::to_string(opts.integer("pause-ms")) + " ms) must be shorter than --time-limit (" +
            option_text(time_limit_s) + " s)";
   }

@@ -97,6 +97,19 @@ TEST(RunConfigProblem, NetnsNeedsRoot) {
   EXPECT_NE(c.problem()->find("--runtime local"), std::string::npos) << *c.problem();
 }
 
+// A rule between options binds only a run whose faults read them: with no pause fault, a
+// pause as long as the test is irrelevant.
+TEST(RunConfigProblem, APauseLongerThanTheTestMattersOnlyToAFaultThatPauses) {
+  RunConfig c = local_config();
+  c.opts.set("pause-ms", 60000);
+  c.opts.set("time-limit", 10);
+  c.nemesis = {"kill-server"};
+  EXPECT_FALSE(c.problem().has_value()) << *c.problem();
+  c.nemesis = {"kill-server", "pause-client"};
+  ASSERT_TRUE(c.problem().has_value());
+  EXPECT_NE(c.problem()->find("--pause-ms (60000 ms) must be shorter than --time-limit"), std::string::npos);
+}
+
 struct BadOption {
   const char* what;
   std::function<void(RunConfig&)> change;
