@@ -72,8 +72,8 @@ struct Found {
 
 struct KeyHolds {
   std::deque<Hold> pending;  // not judged yet, in order of start
-  std::uint64_t judged = 0;  // holds judged and dropped from the front of `pending`
-  std::uint64_t added = 0;   // holds ever added: position in `pending` = seq - judged
+  std::uint64_t judged = 0;  // holds judged and dropped from the front of `pending`:
+                             // a hold's sequence number minus `judged` is its position
   Latest before;             // every judged hold
   std::size_t kept = 0;      // violations of this key kept in detail
 };
@@ -93,9 +93,9 @@ class ExclusionChecker : public Checker {
     } else if (e.type == OpType::kOk && e.f == OpFn::kAcquire) {
       std::uint32_t key = keys_.id(e.key);
       KeyHolds& k = key_holds(key);
+      open_[e.process].push_back({key, k.judged + k.pending.size()});
       k.pending.push_back(Hold{key, nodes_.id(e.node), e.process, e.time, 0, e.index, 0, e.token,
                                HoldEnd::kEndOfHistory, true, 0});
-      open_[e.process].push_back({key, k.added++});
       ++holds_;
       kept_peak_ = std::max(kept_peak_, ++kept_now_);
       judge(key, e.time);
@@ -169,10 +169,9 @@ class ExclusionChecker : public Checker {
       h.open = false;
       h.closed_order = closed_++;
     }
-    std::vector<OpenHold> closed(keep, holds.end());
+    for (auto o = keep; o != holds.end(); ++o) judge(o->key, last_time_);  // touches by_key_ only
     holds.erase(keep, holds.end());
     if (holds.empty()) open_.erase(it);
-    for (const OpenHold& o : closed) judge(o.key, last_time_);
   }
 
   // Judges the holds of `key` at the front of its queue whose fate is sealed: every hold

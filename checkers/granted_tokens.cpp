@@ -63,7 +63,6 @@ void GrantArchive::append(const Grant& g) {
   c.min_token = std::min(c.min_token, g.token);
   c.max_token = std::max(c.max_token, g.token);
   ++c.count;
-  ++size_;
   last_ = g;
 }
 

@@ -48,7 +48,6 @@ class GrantArchive {
   void append(const Grant& g);
   // The last appended grant with token `t`, if any.
   std::optional<Grant> latest_with(Token t) const;
-  std::uint64_t size() const { return size_; }
 
  private:
   struct Chunk {
@@ -67,7 +66,6 @@ class GrantArchive {
   std::vector<std::uint8_t> bytes_;
   std::vector<Chunk> chunks_;
   Grant last_{};
-  std::uint64_t size_ = 0;
 };
 
 }  // namespace fencecheck

@@ -43,14 +43,8 @@ namespace {
 
 OptionSpec checker_option(std::string name, OptionType type, nlohmann::json default_value, std::string unit,
                           std::string help) {
-  OptionSpec s;
-  s.name = std::move(name);
-  s.type = type;
-  s.reader = OptionReader::kChecker;
-  s.default_value = std::move(default_value);
-  s.unit = std::move(unit);
-  s.help = std::move(help);
-  return s;
+  return declare_option(std::move(name), OptionReader::kChecker, type, std::move(default_value), std::move(unit),
+                        std::move(help));
 }
 
 }  // namespace
@@ -60,11 +54,7 @@ const std::vector<CheckerOption>& checker_options() {
     const CheckOptions defaults;
     OptionSpec model = checker_option("model", OptionType::kText, defaults.model, "",
                                       "linearizable: the model (default: chosen from the history)");
-    for (std::string rest = model_names(); !rest.empty();) {  // "mutex, fenced-mutex, …"
-      auto comma = rest.find(", ");
-      model.allowed.push_back(rest.substr(0, comma));
-      rest = comma == std::string::npos ? "" : rest.substr(comma + 2);
-    }
+    model.allowed = model_name_list();
     OptionSpec time = checker_option("linear-time-limit", OptionType::kNumber, defaults.time_limit_s, "s",
                                      "linearizable: seconds of search before the verdict is unknown");
     time.check_alias = "time-limit";

@@ -118,13 +118,7 @@ const OptionSpec* OptionSchema::find(const std::string& name) const {
   return nullptr;
 }
 
-OptionValues OptionSchema::defaults() const {
-  OptionValues v;
-  for (const auto& s : specs_) {
-    if (!s.default_value.is_null()) v.set(s.name, s.default_value);
-  }
-  return v;
-}
+OptionValues OptionSchema::defaults() const { return defaults_of(specs_); }
 
 void OptionSchema::derive(OptionValues& values) const {
   for (const auto& s : specs_) {

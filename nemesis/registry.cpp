@@ -14,13 +14,9 @@ namespace fencecheck {
 namespace {
 
 OptionSpec fault_option(std::string name, std::int64_t default_ms, double min, std::string help) {
-  OptionSpec s;
-  s.name = std::move(name);
-  s.reader = OptionReader::kNemesis;
-  s.default_value = default_ms;
+  OptionSpec s = declare_option(std::move(name), OptionReader::kNemesis, OptionType::kInteger, default_ms, "ms",
+                                std::move(help));
   s.min = min;
-  s.unit = "ms";
-  s.help = std::move(help);
   return s;
 }
 
@@ -105,11 +101,7 @@ const std::vector<OptionSpec>& fault_option_specs() {
   return specs;
 }
 
-FaultOptions default_fault_options() {
-  FaultOptions o;
-  for (const OptionSpec& spec : fault_option_specs()) o.set(spec.name, spec.default_value);
-  return o;
-}
+FaultOptions default_fault_options() { return defaults_of(fault_option_specs()); }
 
 std::vector<std::string> families_of(const std::vector<std::string>& faults) {
   std::set<std::string> wanted;

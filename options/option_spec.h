@@ -74,6 +74,20 @@ struct OptionSpec {
   }
 };
 
+// The fields every declaration sets; a range, allowed words or a derived default are set
+// on the result.
+inline OptionSpec declare_option(std::string name, OptionReader reader, OptionType type,
+                                 nlohmann::json default_value, std::string unit, std::string help) {
+  OptionSpec s;
+  s.name = std::move(name);
+  s.reader = reader;
+  s.type = type;
+  s.default_value = std::move(default_value);
+  s.unit = std::move(unit);
+  s.help = std::move(help);
+  return s;
+}
+
 class OptionValues {
  public:
   void set(const std::string& name, nlohmann::json value) { values_[name] = std::move(value); }
@@ -94,5 +108,14 @@ class OptionValues {
  private:
   std::map<std::string, nlohmann::json> values_;
 };
+
+// The declared defaults of `specs` (a derived default has none until derived).
+inline OptionValues defaults_of(const std::vector<OptionSpec>& specs) {
+  OptionValues v;
+  for (const OptionSpec& s : specs) {
+    if (!s.default_value.is_null()) v.set(s.name, s.default_value);
+  }
+  return v;
+}
 
 }  // namespace fencecheck

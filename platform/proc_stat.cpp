@@ -147,8 +147,11 @@ std::vector<int> group_members(int pgid) {
 
 bool group_stopped(int pgid) {
   for (int pid : group_members(pgid)) {
-    // A member that exited since the listing is halted too.
-    if (read_proc_stat(pid) && !process_stopped(pid)) return false;
+    // Polled every millisecond: the listing read each stat already, so only the threads
+    // are looked at. A member that exited since has no threads left: halted too.
+    for (int tid : threads_of(pid)) {
+      if (!is_halted_state(thread_state(pid, tid))) return false;
+    }
   }
   return true;
 }

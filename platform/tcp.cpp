@@ -6,19 +6,13 @@
 #include <sys/socket.h>
 
 #include <cerrno>
-#include <cstring>
 
 #include "platform/errors.h"
+#include "platform/os_util.h"
 
 namespace fencecheck {
 
-namespace {
-
 using Clock = std::chrono::steady_clock;
-
-std::string errno_text(int err) { return std::strerror(err); }
-
-}  // namespace
 
 bool wait_for_fd(int fd, short events, Clock::time_point deadline) {
   for (;;) {
@@ -39,7 +33,7 @@ UniqueFd tcp_connect(const std::string& address, std::uint16_t port, std::chrono
     throw HarnessError("tcp_connect: '" + address + "' is not an IPv4 address");
   }
   UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-  if (!fd.valid()) throw HarnessError("socket: " + errno_text(errno));
+  if (!fd.valid()) throw HarnessError("socket: " + os::strerror_string(errno));
   if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) return fd;
   if (errno != EINPROGRESS || !wait_for_fd(fd.get(), POLLOUT, deadline)) return UniqueFd();
   int err = 0;
@@ -54,14 +48,14 @@ bool tcp_connect_within(const std::string& address, std::uint16_t port, std::chr
 
 std::uint16_t free_loopback_port() {
   UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  if (!fd.valid()) throw HarnessError("socket: " + errno_text(errno));
+  if (!fd.valid()) throw HarnessError("socket: " + os::strerror_string(errno));
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   socklen_t len = sizeof addr;
   if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
       ::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    throw HarnessError("cannot find a free port on 127.0.0.1: " + errno_text(errno));
+    throw HarnessError("cannot find a free port on 127.0.0.1: " + os::strerror_string(errno));
   }
   return ntohs(addr.sin_port);
 }

@@ -23,7 +23,17 @@ bool is_known_model(std::string_view name) {
   return name.empty() || linear::parse_model(name, m);
 }
 
-std::string model_names() { return "mutex, fenced-mutex, register, cas-register"; }
+std::vector<std::string> model_name_list() {
+  std::vector<std::string> names;
+  for (ModelKind m : linear::kAllModels) names.emplace_back(linear::to_string(m));
+  return names;
+}
+
+std::string model_names() {
+  std::string s;
+  for (const std::string& n : model_name_list()) s += (s.empty() ? "" : ", ") + n;
+  return s;
+}
 
 namespace {
 

@@ -19,6 +19,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "checkers/checker.h"
 
@@ -28,6 +29,8 @@ namespace fencecheck {
 bool is_known_model(std::string_view name);
 // "mutex, fenced-mutex, register, cas-register", for error messages.
 std::string model_names();
+// The same names, one per element (the allowed values of --model).
+std::vector<std::string> model_name_list();
 
 // Throws std::invalid_argument naming the known models when opts.model is unknown; call
 // is_known_model() first to report bad input (exit 3) before reading the history.

@@ -18,8 +18,7 @@ std::string_view to_string(ModelKind m) {
 }
 
 bool parse_model(std::string_view name, ModelKind& out) {
-  for (ModelKind m : {ModelKind::kMutex, ModelKind::kFencedMutex, ModelKind::kRegister,
-                      ModelKind::kCasRegister}) {
+  for (ModelKind m : kAllModels) {
     if (name == to_string(m)) {
       out = m;
       return true;

@@ -22,6 +22,9 @@
 namespace fencecheck::linear {
 
 enum class ModelKind { kMutex, kFencedMutex, kRegister, kCasRegister };
+// Every model, in the order help and messages list them.
+inline constexpr ModelKind kAllModels[] = {ModelKind::kMutex, ModelKind::kFencedMutex, ModelKind::kRegister,
+                                           ModelKind::kCasRegister};
 
 inline std::uint64_t mix64(std::uint64_t x) {  // splitmix64 finalizer
   x += 0x9e3779b97f4a7c15ULL;

@@ -35,8 +35,9 @@ std::string BenchHealth::describe_death(Process& p) const {
 std::vector<std::string> BenchHealth::poll(bool fault_in_force) {
   std::vector<Process*> processes = runtime_.processes();
   std::lock_guard lock(mu_);
-  std::size_t before = unpolled_ ? polled_ : problems_.size();
-  unpolled_ = false;
+  std::vector<std::string> found = std::move(unpolled_);
+  unpolled_.clear();
+  const std::size_t before = problems_.size();
   for (Process* p : processes) {
     if (reported_.count(p) || p->exit_expected()) continue;
     if (!p->alive()) {
@@ -69,8 +70,8 @@ std::vector<std::string> BenchHealth::poll(bool fault_in_force) {
                  "may be hung or unreachable");
     }
   }
-  polled_ = problems_.size();
-  return {problems_.begin() + static_cast<std::ptrdiff_t>(before), problems_.end()};
+  found.insert(found.end(), problems_.begin() + static_cast<std::ptrdiff_t>(before), problems_.end());
+  return found;
 }
 
 void BenchHealth::client_stopped(const std::string& node, const std::string& reason) {
@@ -82,7 +83,7 @@ void BenchHealth::worker_died(const std::string& node, Process& worker, const st
   std::lock_guard lock(mu_);
   if (!reported_.insert(&worker).second) return;
   add_locked(describe_death(worker) + "\nclient " + node + " stopped; its last op ended: " + last_error);
-  unpolled_ = true;  // the next poll returns it, as if it had found the death itself
+  unpolled_.push_back(problems_.back());  // the next poll returns it, as if it had found the death itself
   died_.push_back({{"name", worker.spec().name}, {"node", worker.spec().node}, {"pid", worker.pid()},
                    {"exit", worker.describe_exit()}, {"at_ns", history_.now()}});
 }

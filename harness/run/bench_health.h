@@ -75,8 +75,7 @@ class BenchHealth {
   std::map<const Process*, int> stopped_polls_;  // consecutive polls seen stopped, unpaused
   Nanos stall_from_ = 0;                          // start of the time that counts as a stall
   bool stall_reported_ = false;
-  std::size_t polled_ = 0;  // problems_ up to here were in force at the end of a poll
-  bool unpolled_ = false;   // worker_died added a problem that no poll has returned yet
+  std::vector<std::string> unpolled_;  // deaths worker_died found, for the next poll to return
 };
 
 }  // namespace fencecheck

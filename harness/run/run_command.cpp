@@ -1,6 +1,5 @@
 #include "harness/run/run_command.h"
 
-#include <algorithm>
 #include <iostream>
 #include <memory>
 

@@ -1,7 +1,5 @@
 #include "harness/run/run_config.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <filesystem>
 #include <random>

@@ -10,14 +10,10 @@ namespace {
 
 OptionSpec integer(std::string name, OptionReader reader, nlohmann::json default_value, double min, double max,
                    std::string unit, std::string help) {
-  OptionSpec s;
-  s.name = std::move(name);
-  s.reader = reader;
-  s.default_value = std::move(default_value);
+  OptionSpec s = declare_option(std::move(name), reader, OptionType::kInteger, std::move(default_value),
+                                std::move(unit), std::move(help));
   s.min = min;
   s.max = max;
-  s.unit = std::move(unit);
-  s.help = std::move(help);
   return s;
 }
 
