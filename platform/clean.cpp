@@ -152,6 +152,7 @@ void clean_one(const fs::path& file, bool force, CleanReport& report) {
   auto start = controller.value("start_time", nlohmann::json());
   bool alive = os::process_is(pid, start.is_number() ? std::optional(start.get<std::uint64_t>())
                                                      : std::nullopt);
+  alive = alive && os::process_state(pid) != 'Z';  // a killed controller nobody reaped yet is dead
   std::string run = doc.value("run_id", file.stem().string());
   if (alive && !force) {
     report.skipped.push_back("run " + run + ": controller pid " + std::to_string(pid) +

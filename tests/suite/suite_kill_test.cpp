@@ -39,10 +39,14 @@ TEST_F(SuiteKillTest, KilledSuiteLeavesNoRunGoing) {
   ::waitpid(suite, nullptr, 0);
   for (const auto& p : survivors(processes)) ADD_FAILURE() << "process " << p << " outlived the killed suite";
 
-  if (run_id) {
-    auto clean = run_command(std::string(FENCECHECK_BIN) + " clean --run " + *run_id);
-    EXPECT_EQ(clean.code, 0) << clean.out;
-  }
+  // The run dies of its parent-death signal a moment after the suite: `clean` skips a run
+  // whose controller still lives, so wait for it first (it left this run's namespaces
+  // behind when it raced).
+  for (int i = 0; i < 500 && ::kill(run, 0) == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_TRUE(run_id) << "the run's state file was not found";
+  auto clean = run_command(std::string(FENCECHECK_BIN) + " clean --run " + *run_id);
+  EXPECT_EQ(clean.code, 0) << clean.out;
+  EXPECT_FALSE(std::filesystem::exists("/run/fencecheck/" + *run_id + ".json")) << clean.out;
 }
 
 }  // namespace
