@@ -58,6 +58,16 @@ BackendOptions resolve_backend_options(const BackendInfo& backend,
 }
 
 std::optional<std::string> find_binary(const BackendInfo::Binary& bin) {
+  // The package's own directory first: the same path then holds on every Debian 12 node,
+  // a container of the fencecheck image included, whatever else $PATH has here.
+  for (const std::string& dir : os::program_search_path(bin.dirs)) {
+    bool packaged = false;
+    for (const std::string& pattern : bin.dirs) {
+      packaged = packaged || dir.rfind(pattern.substr(0, pattern.find('*')), 0) == 0;
+    }
+    if (!packaged) continue;
+    if (auto found = os::find_executable(dir + "/" + bin.program)) return found;
+  }
   return os::find_executable(bin.program, bin.dirs);
 }
 

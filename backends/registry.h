@@ -76,6 +76,7 @@ BackendOptions resolve_backend_options(const BackendInfo& backend,
                                        const std::vector<std::string>& key_values);
 
 // The full path of bin (os::find_executable over bin.dirs); nullopt when not installed.
+// Looks in the package's own directories (dirs) first, then on $PATH.
 std::optional<std::string> find_binary(const BackendInfo::Binary& bin);
 
 // nullopt when every binary of the backend is installed; otherwise one message naming the

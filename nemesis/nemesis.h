@@ -67,6 +67,14 @@ class NodeProcesses {
   // backend's for servers, 10 s for a worker), giving up as soon as give_up returns true.
   // Throws HarnessError when the process exits first.
   virtual Readiness await_ready(const std::string& node, const CancelCheck& give_up) = 0;
+  // Freezes the whole node, every process on it, with the cgroup freezer (docker pause):
+  // a stop no process can see or handle. Only where the runtime can (RuntimeInfo::
+  // freezes_nodes; the run refuses freeze faults elsewhere): by default it throws
+  // HarnessError. thaw undoes it. Each blocks for one runtime call (≤ 10 s).
+  virtual void freeze(const std::string& node) {
+    throw HarnessError("node " + node + " cannot be frozen under this runtime (use --runtime docker)");
+  }
+  virtual void thaw(const std::string& node) { freeze(node); }
   // Servers only: the node the backend says leads now; nullopt when it has no leader.
   // Blocks for one short probe per node (≤ 0.5 s each).
   virtual std::optional<std::string> leader() const { return std::nullopt; }
@@ -154,6 +162,7 @@ struct FaultInfo {
   std::function<std::unique_ptr<Nemesis>(NemesisContext&, const FaultOptions&)> make;
   // The options it reads, by name: each declared once in fault_option_specs().
   std::vector<std::string> options = {};
+  bool needs_freeze = false;  // needs a runtime that freezes nodes (RuntimeInfo::freezes_nodes)
 };
 
 const std::vector<FaultInfo>& fault_registry();

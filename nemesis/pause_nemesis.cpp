@@ -4,8 +4,18 @@
 
 namespace fencecheck {
 
+namespace {
+
+bool is_freeze(const std::string& fault) { return fault == "freeze-client" || fault == "freeze-server"; }
+bool on_clients(const std::string& fault) { return fault == "pause-client" || fault == "freeze-client"; }
+bool known(const std::string& fault) {
+  return fault == "pause-holder" || fault == "pause-client" || fault == "pause-server" || is_freeze(fault);
+}
+
+}  // namespace
+
 void PauseNemesis::start(const std::string& fault, std::mt19937_64& rng) {
-  if (fault != "pause-holder" && fault != "pause-client" && fault != "pause-server") {
+  if (!known(fault)) {
     throw std::invalid_argument("PauseNemesis cannot start fault \"" + fault + "\"");
   }
   std::lock_guard lock(mu_);
@@ -14,7 +24,7 @@ void PauseNemesis::start(const std::string& fault, std::mt19937_64& rng) {
     arm_locked(options_.ms("pause-ms"));
     return;
   }
-  NodeProcesses& role = fault == "pause-client" ? ctx_.clients : ctx_.servers;
+  NodeProcesses& role = on_clients(fault) ? ctx_.clients : ctx_.servers;
   std::vector<std::string> nodes = role.nodes();
   if (nodes.empty()) return;
   pause_locked(fault, role, nodes[rng() % nodes.size()], options_.ms("pause-ms"));
@@ -26,11 +36,9 @@ void PauseNemesis::replay(const std::string& f, const nlohmann::json& value) {
   if (f == "arm" && fault == "pause-holder") {
     if (!paused_) arm_locked(std::chrono::milliseconds(value.at("ms").get<std::int64_t>()));
   } else if (f == "pause" && fault != "pause-holder") {
-    if (fault != "pause-client" && fault != "pause-server") {
-      throw std::invalid_argument("the pause family has no fault \"" + fault + "\"");
-    }
+    if (!known(fault)) throw std::invalid_argument("the pause family has no fault \"" + fault + "\"");
     if (paused_) resume_locked();
-    NodeProcesses& role = fault == "pause-client" ? ctx_.clients : ctx_.servers;
+    NodeProcesses& role = on_clients(fault) ? ctx_.clients : ctx_.servers;
     pause_locked(fault, role, value.at("targets").at(0).get<std::string>(),
                  std::chrono::milliseconds(value.at("ms").get<std::int64_t>()));
   } else if (f != "pause" && f != "resume") {
@@ -74,19 +82,26 @@ void PauseNemesis::heal() {
 void PauseNemesis::pause_locked(const std::string& fault, NodeProcesses& role,
                                 const std::string& node, std::chrono::milliseconds ms) {
   nlohmann::json value = {{"fault", fault}, {"targets", {node}}, {"ms", ms.count()}};
-  if (!role.pause(node)) {
+  const bool frozen = is_freeze(fault);
+  if (frozen) {
+    role.freeze(node);  // the container, whether or not its process runs
+  } else if (!role.pause(node)) {
     value["not_applied"] = node + " is down";
     ctx_.log.record("pause", value);
     show_locked();
     return;
   }
   ctx_.log.record("pause", value);
-  paused_ = Paused{fault, node, &role, ctx_.time.now() + ms};
+  paused_ = Paused{fault, node, &role, ctx_.time.now() + ms, frozen};
   show_locked();
 }
 
 void PauseNemesis::resume_locked() {
-  paused_->role->resume(paused_->node);
+  if (paused_->frozen) {
+    paused_->role->thaw(paused_->node);
+  } else {
+    paused_->role->resume(paused_->node);
+  }
   ctx_.log.record("resume", {{"fault", paused_->fault}, {"targets", {paused_->node}}});
   paused_.reset();
   show_locked();

@@ -4,6 +4,8 @@
 //                 paused right then, before it can use the lock (the article's scenario)
 //   pause-client  a random client node
 //   pause-server  a random server node
+//   freeze-client, freeze-server: the whole node frozen instead (NodeProcesses::freeze,
+//                 docker pause), every process at once and no signal to see
 // One pause at a time. A pause whose node is down (killed by the crash family) is recorded
 // with "not_applied" and nothing is resumed for it. Thread-safe as nemesis.h says: the
 // family's lock is held across a pause (≤ 2 s), describe_active never waits for it.
@@ -38,6 +40,7 @@ class PauseNemesis : public Nemesis {
     std::string node;
     NodeProcesses* role;
     TimeSource::Instant until;
+    bool frozen;  // a freeze-… fault: thawed, not resumed
   };
   void pause_locked(const std::string& fault, NodeProcesses& role, const std::string& node,
                     std::chrono::milliseconds ms);

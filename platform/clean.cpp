@@ -7,6 +7,7 @@
 #include <set>
 
 #include "platform/cleanup.h"
+#include "platform/docker_api.h"
 #include "platform/os_util.h"
 #include "platform/run_state.h"
 #include "platform/runtime.h"
@@ -88,6 +89,15 @@ void remove_recorded(const nlohmann::json& doc, CleanReport& report) {
       record_error("namespace " + ns.dump(), e);
     }
   }
+  const std::string run_id = doc.value("run_id", "");
+  for (const auto& socket : doc.value("docker", nlohmann::json::array())) {
+    try {
+      if (!RunState::valid_run_id(run_id)) throw HarnessError("the state file names no valid run_id");
+      remove_docker_run(socket.get<std::string>(), run_id, report);
+    } catch (const std::exception& e) {
+      record_error("docker at " + socket.dump(), e);
+    }
+  }
   for (const auto& p : doc.value("paths", nlohmann::json::array())) {
     try {
       fs::path path = p.get<std::string>();
@@ -122,6 +132,26 @@ void sweep_unrecorded_namespaces(const std::string& run_id, const std::set<std::
     } catch (const std::exception& e) {
       report.errors.push_back(std::string("namespace ") + name + ": " + e.what());
     }
+  }
+}
+
+// Containers and networks labelled fencecheck.run=<id> in the environment's dockerd
+// (DOCKER_HOST or the default socket) whose run has no state file. Skipped quietly when no
+// dockerd answers there.
+void sweep_unrecorded_containers(const std::string& run_id, CleanReport& report) {
+  auto socket = docker_socket_from_environment(nullptr);
+  if (!socket || !fs::exists(*socket) || !DockerApi(*socket).ping(std::chrono::seconds(1))) return;
+  auto has_state = [](const std::string& id) {
+    return !RunState::valid_run_id(id) || fs::exists(RunState::state_dir() / (id + ".json"));
+  };
+  try {
+    if (run_id.empty()) {
+      cleanup::remove_docker_run(*socket, "", report, has_state);
+    } else if (!has_state(run_id)) {
+      cleanup::remove_docker_run(*socket, run_id, report);
+    }
+  } catch (const std::exception& e) {
+    report.errors.push_back("docker at " + *socket + ": " + e.what());
   }
 }
 
@@ -195,7 +225,10 @@ CleanReport clean_runs(const std::string& run_id, bool force) {
   }
   // Only root makes namespaces, and records them in root's state_dir(): another user
   // would take every live root run for an unrecorded one.
-  if (::geteuid() == 0) sweep_unrecorded_namespaces(run_id, known, report);
+  if (::geteuid() == 0) {
+    sweep_unrecorded_namespaces(run_id, known, report);
+    sweep_unrecorded_containers(run_id, report);
+  }
   return report;
 }
 

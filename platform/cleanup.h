@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -27,7 +28,14 @@ bool delete_netns(const std::string& name);
 bool remove_path(const std::filesystem::path& path);
 bool netns_exists(const std::string& name);
 
-// Removes every process group, namespace and path recorded in a state document, adding
+// Force-removes every container, then every network, labelled fencecheck.run=<run_id> in
+// the dockerd at socket; with run_id empty, those of every run id for which keep_run is
+// false. Adds one line per removal to report. Each API call is bounded (30 s). Throws
+// HarnessError when the daemon does not answer.
+void remove_docker_run(const std::string& socket, const std::string& run_id, CleanReport& report,
+                       const std::function<bool(const std::string&)>& keep_run = {});
+
+// Removes every process group, namespace, docker object and path recorded in a state document, adding
 // one line per removal (or error) to report. Never throws.
 void remove_recorded(const nlohmann::json& doc, CleanReport& report);
 

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <filesystem>
 #include <map>
+#include <optional>
 
 #include "platform/os_util.h"
 #include "platform/run_state.h"
@@ -23,12 +24,12 @@ namespace fencecheck {
 namespace {
 
 // Steps the child can fail at, reported back over the error pipe.
-enum class Step : int { kParentGone = 1, kNetns, kProcessGroup, kCwd, kStdio, kExec };
+enum class Step : int { kParentGone = 1, kNamespace, kProcessGroup, kCwd, kStdio, kExec };
 
 const char* step_name(Step s) {
   switch (s) {
     case Step::kParentGone: return "the controller exited during start-up";
-    case Step::kNetns: return "entering the node's network namespace";
+    case Step::kNamespace: return "entering the node's namespaces";
     case Step::kProcessGroup: return "creating its process group";
     case Step::kCwd: return "changing to its working directory";
     case Step::kStdio: return "redirecting its output to the log";
@@ -80,8 +81,11 @@ ExecPlan plan_exec(const ProcessSpec& spec, const std::string& exe) {
   ::_exit(127);
 }
 
+// cwd: where to run; when it is optional (the controller's own, after entering a mount
+// namespace where it may not exist), a failed chdir leaves the child at the node's root.
 [[noreturn]] void run_child(const ExecPlan& plan, pid_t parent, int go_fd, int error_fd,
-                            int netns_fd, int log_fd, const char* cwd) {
+                            const std::vector<int>& namespace_fds, int log_fd, const char* cwd,
+                            bool cwd_optional) {
   // Ignored signals and the blocked mask survive exec; the child starts clean.
   sigset_t none;
   sigemptyset(&none);
@@ -91,14 +95,19 @@ ExecPlan plan_exec(const ProcessSpec& spec, const std::string& exe) {
   for (int sig = 1; sig < NSIG; ++sig) ::sigaction(sig, &dfl, nullptr);
 
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (::getppid() != parent) child_fail(error_fd, Step::kParentGone);  // died before prctl
+  // Died before prctl? (Forked into a node's PID namespace, the parent is outside it and
+  // getppid() is 0: the `go` pipe's EOF below tells instead.)
+  const pid_t pp = ::getppid();
+  if (pp != parent && pp != 0) child_fail(error_fd, Step::kParentGone);
   if (::setpgid(0, 0) != 0) child_fail(error_fd, Step::kProcessGroup);
   char go = 0;
   while (::read(go_fd, &go, 1) < 0 && errno == EINTR) {
   }
   if (go != 'g') child_fail(error_fd, Step::kParentGone);
-  if (netns_fd >= 0 && ::setns(netns_fd, CLONE_NEWNET) != 0) child_fail(error_fd, Step::kNetns);
-  if (cwd && ::chdir(cwd) != 0) child_fail(error_fd, Step::kCwd);
+  for (int fd : namespace_fds) {
+    if (::setns(fd, 0) != 0) child_fail(error_fd, Step::kNamespace);
+  }
+  if (cwd && ::chdir(cwd) != 0 && !cwd_optional) child_fail(error_fd, Step::kCwd);
   int null_fd = ::open("/dev/null", O_RDONLY);
   if (null_fd < 0 || ::dup2(null_fd, 0) < 0 || ::dup2(log_fd, 1) < 0 || ::dup2(log_fd, 2) < 0) {
     child_fail(error_fd, Step::kStdio);
@@ -108,15 +117,49 @@ ExecPlan plan_exec(const ProcessSpec& spec, const std::string& exe) {
   child_fail(error_fd, Step::kExec);
 }
 
+// argv0 looked up in the node's file system `root` (a container's): a path as given, a
+// bare name in the usual PATH directories. Symbolic links are not followed here (an
+// absolute link means the node's root, not ours): exec, inside the node, follows them.
+std::optional<std::string> find_in_root(const std::filesystem::path& root, const std::string& argv0) {
+  auto present = [&](const std::string& path) {
+    std::error_code ec;
+    auto st = std::filesystem::symlink_status(root / path.substr(1), ec);
+    return !ec && (st.type() == std::filesystem::file_type::regular ||
+                   st.type() == std::filesystem::file_type::symlink);
+  };
+  if (argv0.find('/') != std::string::npos) {
+    if (argv0[0] == '/' && present(argv0)) return argv0;
+    return std::nullopt;
+  }
+  for (const char* dir : {"/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"}) {
+    std::string path = std::string(dir) + "/" + argv0;
+    if (present(path)) return path;
+  }
+  return std::nullopt;
+}
+
+// Moves pid into each cgroup directory. Throws HarnessError naming the one that refused.
+void join_cgroups(pid_t pid, const std::vector<std::filesystem::path>& cgroups) {
+  for (const auto& dir : cgroups) {
+    const std::string file = (dir / "cgroup.procs").string();
+    UniqueFd fd(::open(file.c_str(), O_WRONLY | O_CLOEXEC));
+    const std::string text = std::to_string(pid);
+    if (!fd.valid() || ::write(fd.get(), text.data(), text.size()) != static_cast<ssize_t>(text.size())) {
+      throw HarnessError("cannot move the process into " + file + ": " + os::strerror_string(errno));
+    }
+  }
+}
+
 }  // namespace
 
-int launch_child(const ProcessSpec& spec, const std::string& netns_path, RunState& state) {
+int launch_child(const ProcessSpec& spec, const NodeEntry& entry, RunState& state) {
   const std::string what = "cannot start " + spec.name + " on node " + spec.node;
   if (spec.argv.empty() || spec.argv[0].empty()) throw HarnessError(what + ": empty command");
   if (spec.log.empty()) throw HarnessError(what + ": no log file given");
-  auto exe = os::find_executable(spec.argv[0]);
+  auto exe = entry.root.empty() ? os::find_executable(spec.argv[0]) : find_in_root(entry.root, spec.argv[0]);
   if (!exe) {
-    throw HarnessError(what + ": `" + spec.argv[0] + "` is not installed or not in PATH (" +
+    throw HarnessError(what + ": `" + spec.argv[0] + "` is not installed or not in PATH" +
+                       (entry.root.empty() ? "" : " of the node's file system (its image)") + " (" +
                        os::install_hint("") + ")");
   }
   std::error_code ec;
@@ -126,27 +169,50 @@ int launch_child(const ProcessSpec& spec, const std::string& netns_path, RunStat
     throw HarnessError(what + ": cannot open log " + spec.log.string() + ": " +
                        os::strerror_string(errno));
   }
-  UniqueFd netns;
-  if (!netns_path.empty()) {
-    netns.reset(::open(netns_path.c_str(), O_RDONLY | O_CLOEXEC));
-    if (netns.get() < 0) {
-      throw HarnessError(what + ": cannot open " + netns_path + ": " + os::strerror_string(errno));
+  std::vector<UniqueFd> namespaces;
+  std::vector<int> namespace_fds;
+  for (const auto& path : entry.namespaces) {
+    namespaces.emplace_back(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!namespaces.back().valid()) {
+      throw HarnessError(what + ": cannot open " + path + ": " + os::strerror_string(errno));
     }
+    namespace_fds.push_back(namespaces.back().get());
   }
   ExecPlan plan = plan_exec(spec, *exe);
   std::string cwd = spec.cwd.string();
+  // A new mount namespace starts the child at its root: it keeps the controller's working
+  // directory when the node shares it (the docker runtime mounts the run's directories).
+  const bool cwd_optional = cwd.empty() && !entry.root.empty();
+  if (cwd_optional) cwd = std::filesystem::current_path().string();
   auto [go_read, go_write] = make_pipe();
   auto [err_read, err_write] = make_pipe();
 
   const pid_t parent = ::getpid();
+  // setns(CLONE_NEWPID) changes only where this thread's next child is born; ours is
+  // restored right after the fork.
+  UniqueFd node_pidns, own_pidns;
+  if (!entry.pid_namespace.empty()) {
+    node_pidns.reset(::open(entry.pid_namespace.c_str(), O_RDONLY | O_CLOEXEC));
+    own_pidns.reset(::open("/proc/thread-self/ns/pid", O_RDONLY | O_CLOEXEC));
+    if (!node_pidns.valid() || !own_pidns.valid() || ::setns(node_pidns.get(), CLONE_NEWPID) != 0) {
+      throw HarnessError(what + ": cannot enter the PID namespace " + entry.pid_namespace + ": " +
+                         os::strerror_string(errno));
+    }
+  }
   const pid_t pid = ::fork();
+  const int fork_errno = errno;
+  if (pid != 0 && own_pidns.valid() && ::setns(own_pidns.get(), CLONE_NEWPID) != 0) {
+    // Every later child would be born in the node's namespace: never go on like that.
+    std::abort();
+  }
+  errno = fork_errno;
   if (pid < 0) throw HarnessError(what + ": fork: " + os::strerror_string(errno));
   if (pid == 0) {
     // The child must see EOF on `go` if the controller dies, so it drops the write end.
     ::close(go_write.get());
     ::close(err_read.get());
-    run_child(plan, parent, go_read.get(), err_write.get(), netns.get(), log.get(),
-              cwd.empty() ? nullptr : cwd.c_str());
+    run_child(plan, parent, go_read.get(), err_write.get(), namespace_fds, log.get(),
+              cwd.empty() ? nullptr : cwd.c_str(), cwd_optional);
   }
   go_read.reset();
   err_write.reset();
@@ -161,6 +227,13 @@ int launch_child(const ProcessSpec& spec, const std::string& netns_path, RunStat
   } catch (...) {
     kill_and_reap();
     throw;
+  }
+  try {
+    join_cgroups(pid, entry.cgroups);
+  } catch (const HarnessError& e) {
+    kill_and_reap();
+    state.remove_process_group(pid);
+    throw HarnessError(what + ": " + e.what());
   }
   [[maybe_unused]] ssize_t sent = ::write(go_write.get(), "g", 1);
   go_write.reset();

@@ -1,17 +1,7 @@
 // The netns runtime: a hub namespace with a bridge, one namespace per node joined to it by
 // a veth pair. Everything is made with iproute2 run *inside* our namespaces (`ip -n`), so
 // the host's network namespace is never changed.
-#include <fcntl.h>
-#include <sched.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <exception>
 #include <iostream>
-#include <map>
-#include <mutex>
-#include <set>
-#include <thread>
 
 #include "platform/cleanup.h"
 #include "platform/os_util.h"
@@ -22,28 +12,10 @@ namespace fencecheck {
 
 namespace {
 
-// Partitions are iptables rules in each node's namespace. Debian 12 ships both back ends;
-// we call one explicitly instead of relying on update-alternatives (host configuration).
-std::string pick_iptables_restore(const std::string& probe_netns) {
-  static std::mutex mu;
-  static std::string chosen;
-  std::lock_guard lock(mu);
-  if (!chosen.empty()) return chosen;
-  std::string tried;
-  for (std::string tool : {"iptables-nft", "iptables-legacy"}) {
-    if (!os::find_executable(tool)) continue;
-    auto r = os::run_command({"ip", "netns", "exec", probe_netns, tool, "-w", "-S", "INPUT"});
-    if (r.status == 0) return chosen = tool + "-restore";
-    tried += "\n" + tool + ": " + r.output;
-  }
-  throw HarnessError("no working iptables for partitions (tried iptables-nft, iptables-legacy):" +
-                     tried + "\ninstall the Debian package iptables (scripts/setup.sh)");
-}
-
-class NetnsRuntime final : public NodeTableRuntime {
+class NetnsRuntime final : public NamespacedRuntime {
  public:
   NetnsRuntime(std::string run_id, RunState& state)
-      : NodeTableRuntime(state), run_id_(std::move(run_id)), hub_("fc-" + run_id_ + "-hub") {
+      : NamespacedRuntime(state), run_id_(std::move(run_id)), hub_("fc-" + run_id_ + "-hub") {
     if (!RunState::valid_run_id(run_id_)) {
       throw HarnessError("bad run id '" + run_id_ + "': expected 6 lowercase hex digits");
     }
@@ -91,46 +63,6 @@ class NetnsRuntime final : public NodeTableRuntime {
     return preferred;
   }
 
-  void run_in(std::string_view node_name, const std::function<void()>& fn) const override {
-    const Node& n = node(node_name);
-    int fd = ::open(("/run/netns/" + n.netns).c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-      throw HarnessError("cannot open namespace of node " + n.name + ": " +
-                         os::strerror_string(errno));
-    }
-    // setns changes only the calling thread, so a throwaway thread keeps ours unchanged.
-    std::exception_ptr failure;
-    std::thread worker([&] {
-      try {
-        if (::setns(fd, CLONE_NEWNET) != 0) {
-          throw HarnessError("cannot enter namespace of node " + n.name + ": " +
-                             os::strerror_string(errno));
-        }
-        fn();
-      } catch (...) {
-        failure = std::current_exception();
-      }
-    });
-    worker.join();
-    ::close(fd);
-    if (failure) std::rethrow_exception(failure);
-  }
-
-  bool supports_partitions() const override { return true; }
-
-  void cut(const Grudge& grudge) override {
-    std::map<std::string, std::vector<std::string>> drops;  // node -> sources to drop
-    for (const auto& [name, sources] : grudge) {
-      node(name);
-      for (const auto& source : sources) {
-        if (source != name) drops[name].push_back(node(source).address);
-      }
-    }
-    apply_rules(drops);
-  }
-
-  void heal() override { apply_rules({}); }
-
   void destroy() noexcept override {
     stop_processes();
     // Node namespaces first: deleting one deletes its veth pair, both ends.
@@ -144,8 +76,12 @@ class NetnsRuntime final : public NodeTableRuntime {
       }
     }
     recorded_.clear();
-    nodes_with_rules_.clear();
+    forget_rules();
   }
+
+ protected:
+  std::string netns_path(const Node& n) const override { return "/run/netns/" + n.netns; }
+  NodeEntry entry(const Node& n) const override { return {{netns_path(n)}, {}, {}, {}}; }
 
  private:
   void record(const std::string& ns) {
@@ -156,49 +92,9 @@ class NetnsRuntime final : public NodeTableRuntime {
     recorded_.push_back(ns);
   }
 
-  // Replaces the filter table of every node that has or had rules. iptables-restore swaps
-  // the whole table at once, so there is no moment with half a partition on one node; the
-  // nodes are set in parallel, so a cut takes about as long as one node's change (on a
-  // loaded machine, one after another took over a second for eight nodes).
-  void apply_rules(const std::map<std::string, std::vector<std::string>>& drops) {
-    std::lock_guard lock(mu_);
-    std::set<std::string> touch = nodes_with_rules_;
-    for (const auto& [n, _] : drops) touch.insert(n);
-    if (touch.empty()) return;
-    std::string tool = pick_iptables_restore(node(*touch.begin()).netns);
-    std::vector<std::thread> setters;
-    std::mutex failed_mu;
-    std::exception_ptr failed;
-    for (const auto& name : touch) {
-      std::string table = "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n";
-      auto it = drops.find(name);
-      if (it != drops.end()) {
-        for (const auto& source : it->second) table += "-A INPUT -s " + source + "/32 -j DROP\n";
-      }
-      table += "COMMIT\n";
-      setters.emplace_back([&, name, table, ns = node(name).netns] {
-        try {
-          os::check_command({"ip", "netns", "exec", ns, tool, "-w"}, "setting firewall rules on node " + name, table);
-        } catch (...) {
-          std::lock_guard lock(failed_mu);
-          if (!failed) failed = std::current_exception();
-        }
-      });
-      if (it != drops.end()) nodes_with_rules_.insert(name);
-      else nodes_with_rules_.erase(name);
-    }
-    for (auto& t : setters) t.join();
-    if (failed) {
-      nodes_with_rules_ = touch;  // unknown which took effect: the next change rewrites them all
-      std::rethrow_exception(failed);
-    }
-  }
-
   std::string run_id_;
   std::string hub_;
   std::string subnet_;
-  std::mutex mu_;
-  std::set<std::string> nodes_with_rules_;
   std::vector<std::string> recorded_;  // namespaces recorded in state_, hub first
 };
 

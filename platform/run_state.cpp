@@ -144,6 +144,18 @@ void RunState::remove_path(const fs::path& p) {
   save_locked();
 }
 
+void RunState::add_docker_daemon(const std::string& socket) {
+  std::lock_guard lock(mu_);
+  doc_["docker"].push_back(socket);
+  save_locked();
+}
+
+void RunState::remove_docker_daemon(const std::string& socket) {
+  std::lock_guard lock(mu_);
+  if (doc_.contains("docker")) erase_value(doc_["docker"], socket);
+  save_locked();
+}
+
 nlohmann::json RunState::snapshot() const {
   std::lock_guard lock(mu_);
   return doc_;

@@ -5,7 +5,8 @@
 // Files live in state_dir(): /run/fencecheck as root, $XDG_RUNTIME_DIR/fencecheck or
 // /tmp/fencecheck-<uid> otherwise, one <run_id>.json per run:
 //   {"version":1, "run_id":"3fa9c1", "controller":{"pid":P,"start_time":T},
-//    "netns":[names], "process_groups":[{"pgid":G,"start_time":T}], "paths":[paths]}
+//    "netns":[names], "process_groups":[{"pgid":G,"start_time":T}], "paths":[paths],
+//    "docker":[dockerd sockets holding containers and networks labelled fencecheck.run=<id>]}
 // Start times are field 22 of /proc/<pid>/stat, so a reused pid is never mistaken for ours.
 //
 // Thread-safe. Every mutator rewrites the file before returning and throws HarnessError
@@ -44,6 +45,10 @@ class RunState {
   void remove_process_group(int pgid);
   void add_path(const std::filesystem::path& p);  // removed recursively by clean
   void remove_path(const std::filesystem::path& p);
+  // A dockerd that holds (or is about to hold) containers and networks of this run, all
+  // labelled fencecheck.run=<run_id>: clean removes them by that label.
+  void add_docker_daemon(const std::string& socket);
+  void remove_docker_daemon(const std::string& socket);
   nlohmann::json snapshot() const;  // a copy of the document, for tests and diagnostics
 
   static std::filesystem::path state_dir();
@@ -72,8 +77,9 @@ struct CleanReport {
 // whose controller is alive is skipped unless force; then the run's own teardown may
 // remove things at the same time, and what is already gone is not an error. Also deletes
 // namespaces named like ours (fc-<6 hex>-<node>) whose run has no state file: a run killed
-// before writing it (as root only, since only root makes them). Also removes temp files of
-// state writes whose writer died.
+// before writing it (as root only, since only root makes them), and, in the environment's
+// dockerd when one answers, containers and networks labelled fencecheck.run=<id> whose run
+// has no state file. Also removes temp files of state writes whose writer died.
 CleanReport clean_runs(const std::string& run_id, bool force);
 
 }  // namespace fencecheck

@@ -6,6 +6,7 @@
 #include <regex>
 #include <set>
 
+#include "platform/docker_api.h"
 #include "platform/named_registry.h"
 #include "platform/os_util.h"
 #include "platform/runtime_base.h"
@@ -42,7 +43,7 @@ void NodeTableRuntime::set_spec_decorator(SpecDecorator decorator) {
 
 Supervisor& NodeTableRuntime::supervisor() {
   std::lock_guard lock(mu_);
-  if (!supervisor_) supervisor_ = std::make_unique<Supervisor>(*this, state_);
+  if (!supervisor_) supervisor_ = std::make_unique<Supervisor>(state_);
   return *supervisor_;
 }
 
@@ -53,8 +54,11 @@ Process& NodeTableRuntime::spawn(ProcessSpec spec) {
     decorate = decorator_;
   }
   if (decorate) decorate(spec);
-  return supervisor().spawn(spec);
+  NodeEntry how = entry(node(spec.node));
+  return supervisor().spawn(spec, how);
 }
+
+NodeEntry NodeTableRuntime::entry(const Node&) const { return {}; }
 
 Readiness NodeTableRuntime::await_ready(Process& p, const std::function<bool()>& ready,
                                        std::chrono::milliseconds timeout, const CancelCheck& give_up) {
@@ -70,6 +74,38 @@ Readiness NodeTableRuntime::await_ready(Process& p, const std::function<bool()>&
 void NodeTableRuntime::set_interrupt_check(CancelCheck check) {
   std::lock_guard lock(mu_);
   interrupted_ = std::move(check);
+}
+
+void Runtime::freeze(std::string_view node) {
+  throw HarnessError("the " + std::string(kind()) + " runtime cannot freeze node " + std::string(node) +
+                     " (use --runtime docker)");
+}
+void Runtime::thaw(std::string_view node) { freeze(node); }
+
+void Runtime::run_to_end(ProcessSpec spec, std::chrono::milliseconds timeout) {
+  Process& p = spawn(std::move(spec));
+  p.expect_exit();
+  auto ended = [&] { return !p.alive(); };
+  Readiness r = Readiness::kReady;
+  try {
+    r = await_ready(p, ended, timeout);
+  } catch (const HarnessError&) {
+    // await_ready throws when the process exits before it is "ready": here, that is the end.
+  }
+  const ProcessSpec& s = p.spec();
+  if (r != Readiness::kReady || p.alive()) {
+    p.stop(std::chrono::milliseconds(1000));
+    if (r == Readiness::kGaveUp) throw Interrupted(s.name + " on node " + s.node + " was interrupted");
+    throw HarnessError(s.name + " on node " + s.node + " did not finish within " + std::to_string(timeout.count()) +
+                       " ms; last lines of " + s.log.string() + ":\n" + p.log_tail());
+  }
+  auto status = p.exit_status();
+  std::string how = p.describe_exit();
+  p.stop(std::chrono::milliseconds(0));
+  if (!status || *status != 0) {
+    throw HarnessError(s.name + " on node " + s.node + " " + how + "; last lines of " + s.log.string() + ":\n" +
+                       p.log_tail());
+  }
 }
 
 void Runtime::wait_ready(Process& p, const std::function<bool()>& ready, std::chrono::milliseconds timeout) {
@@ -175,23 +211,41 @@ class LocalRuntime final : public NodeTableRuntime {
 
 }  // namespace
 
+static std::optional<std::string> needs_root(const std::string& kind, const std::string& why) {
+  if (::geteuid() == 0) return std::nullopt;
+  return "the " + kind + " runtime needs root (" + why + "): run as root (or with sudo), or pass --runtime local";
+}
+
 const std::vector<RuntimeInfo>& runtime_registry() {
   static const std::vector<RuntimeInfo> registry = {
-      {"local", "every node is 127.0.0.1 with its own ports; no root, no network faults", false,
+      {"docker",
+       "one container of --docker-image per node on a per-run internal network; network faults by iptables "
+       "inside each container, freezes by docker pause (root, a dockerd)",
+       true, true,
+       []() -> std::optional<std::string> {
+         if (auto why = needs_root("docker", "it enters the containers' namespaces")) return why;
+         return docker_unavailable();
+       },
+       [](const std::string& run_id, RunState& state, const OptionValues& opts) {
+         return make_docker_runtime(run_id, state, opts.has("docker-image") ? opts.text("docker-image") : "fencecheck",
+                                    docker_socket_from_environment(nullptr).value_or(""));
+       },
+       {declare_option("docker-image", OptionReader::kRun, OptionType::kText, "fencecheck", "",
+                       "the image every node of the docker runtime runs (docker/build.sh makes it)")}},
+      {"local", "every node is 127.0.0.1 with its own ports; no root, no network faults", false, false,
        [] { return std::optional<std::string>(); },
-       [](const std::string&, RunState& state) -> std::unique_ptr<Runtime> {
+       [](const std::string&, RunState& state, const OptionValues&) -> std::unique_ptr<Runtime> {
          return std::make_unique<LocalRuntime>(state);
        }},
-      {"netns", "one network namespace per node on a private bridge; network faults by iptables (root)", true,
+      {"netns", "one network namespace per node on a private bridge; network faults by iptables (root)", true, false,
        []() -> std::optional<std::string> {
-         if (::geteuid() != 0) {
-           return "the netns runtime needs root (it creates network namespaces): run as root (or with "
-                  "sudo), or pass --runtime local";
-         }
+         if (auto why = needs_root("netns", "it creates network namespaces")) return why;
          if (!os::find_executable("ip")) return "the netns runtime needs `ip`: " + os::install_hint("iproute2");
          return std::nullopt;
        },
-       [](const std::string& run_id, RunState& state) { return make_netns_runtime(run_id, state); }},
+       [](const std::string& run_id, RunState& state, const OptionValues&) {
+         return make_netns_runtime(run_id, state);
+       }},
   };
   return registry;
 }
@@ -199,14 +253,20 @@ const std::vector<RuntimeInfo>& runtime_registry() {
 const RuntimeInfo* find_runtime(std::string_view kind) { return find_by_name(runtime_registry(), kind); }
 std::string runtime_names() { return names_of(runtime_registry()); }
 
-std::unique_ptr<Runtime> make_runtime(std::string_view kind, const std::string& run_id,
-                                      RunState& state) {
+std::vector<OptionSpec> runtime_option_specs() {
+  std::vector<OptionSpec> specs;
+  for (const RuntimeInfo& r : runtime_registry()) specs.insert(specs.end(), r.options.begin(), r.options.end());
+  return specs;
+}
+
+std::unique_ptr<Runtime> make_runtime(std::string_view kind, const std::string& run_id, RunState& state,
+                                      const OptionValues& opts) {
   const RuntimeInfo* info = find_runtime(kind);
   if (info == nullptr) {
     throw HarnessError("unknown runtime '" + std::string(kind) + "': use one of " + runtime_names());
   }
   if (auto why = info->unavailable()) throw HarnessError(*why);
-  return info->make(run_id, state);
+  return info->make(run_id, state, opts);
 }
 
 std::string default_runtime_kind() { return ::geteuid() == 0 ? "netns" : "local"; }

@@ -3,8 +3,10 @@
 //
 // A node is a host of the test: servers n1..nN, the resource node r1, clients c1..cK.
 // `netns` (root only): a hub network namespace with a bridge, one namespace per node joined
-// to it by a veth pair, a private /24 derived from the run id. `local`: every node is
-// 127.0.0.1 and services get distinct ports; the network cannot be cut.
+// to it by a veth pair, a private /24 derived from the run id. `docker` (root, a dockerd):
+// one container per node on a per-run internal network; processes enter their container's
+// namespaces and cgroups. `local`: every node is 127.0.0.1 and services get distinct ports;
+// the network cannot be cut.
 //
 // Processes: spawn() starts a process on a node (inside its namespace under netns), in its
 // own process group, with PR_SET_PDEATHSIG so that it dies with the controller, its output
@@ -24,6 +26,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <memory>
@@ -33,6 +36,7 @@
 #include <string_view>
 #include <vector>
 
+#include "options/option_spec.h"
 #include "platform/errors.h"
 #include "platform/process.h"
 
@@ -65,8 +69,16 @@ class Runtime {
   virtual ~Runtime() = default;
   virtual std::string_view kind() const = 0;  // "netns" or "local"
 
+  // Makes a host directory or file visible at the same path on every node; call before
+  // create(). Nodes of the local and netns runtimes see the host's files already (a no-op
+  // there); docker bind-mounts it into each container, read-only unless writable.
+  virtual void share(const std::filesystem::path& path, bool writable) {
+    (void)path;
+    (void)writable;
+  }
   // Creates the network and one node per name (lowercase [a-z][a-z0-9]*, ≤16 chars, not
-  // "hub"), in order: nodes()[i] is node_names[i]. Call once.
+  // "hub"), in order: nodes()[i] is node_names[i]. Call once. Blocks while it builds
+  // (docker: about a second per container, in parallel; bounded by its API timeouts).
   virtual void create(const std::vector<std::string>& node_names) = 0;
   // Throws HarnessError for an unknown node name.
   virtual const Node& node(std::string_view name) const = 0;
@@ -97,6 +109,10 @@ class Runtime {
   // process exits first: a process that cannot even start is a failure of the bench.
   virtual Readiness await_ready(Process& p, const std::function<bool()>& ready,
                                 std::chrono::milliseconds timeout, const CancelCheck& give_up = {}) = 0;
+  // Runs spec on its node to its end: a setup step (initdb). Waits up to timeout, giving up
+  // on the interrupt check (Interrupted); throws HarnessError quoting its log tail when it
+  // fails, or is still running at the timeout (it is then stopped). Its exit is expected.
+  void run_to_end(ProcessSpec spec, std::chrono::milliseconds timeout);
   // await_ready() where only kReady will do: kTimedOut throws HarnessError quoting the log
   // tail, kGaveUp throws Interrupted. Blocks as long as await_ready().
   void wait_ready(Process& p, const std::function<bool()>& ready, std::chrono::milliseconds timeout);
@@ -120,6 +136,13 @@ class Runtime {
   virtual void cut(const Grudge& grudge) = 0;
   virtual void heal() = 0;
 
+  // --- whole-node freeze (docker pause: the cgroup freezer stops every process of the
+  // node at once, without a signal any of them could see) ---
+  virtual bool supports_freeze() const { return false; }
+  // Throw HarnessError unless supports_freeze(); each blocks for one API call (≤ 10 s).
+  virtual void freeze(std::string_view node);
+  virtual void thaw(std::string_view node);
+
   // Stops every process, then removes everything create() made (also run by the
   // destructor). Idempotent; never throws.
   virtual void destroy() noexcept = 0;
@@ -132,19 +155,26 @@ struct RuntimeInfo {
   std::string name;
   std::string description;  // one line for --help
   bool cuts_network;        // can cut and heal links (the partition faults need it)
-  // Why this kind cannot run on this machine now (needs root, a missing tool), or nullopt.
-  // Quick: looks at the process's privileges and $PATH, starts nothing.
+  bool freezes_nodes;       // can freeze a whole node (the freeze faults need it)
+  // Why this kind cannot run on this machine now (needs root, a missing tool, no daemon),
+  // or nullopt. Quick: looks at privileges and $PATH, at most pings a local socket (≤ 2 s).
   std::function<std::optional<std::string>()> unavailable;
-  std::function<std::unique_ptr<Runtime>(const std::string& run_id, RunState& state)> make;
+  std::function<std::unique_ptr<Runtime>(const std::string& run_id, RunState& state, const OptionValues& opts)>
+      make;
+  // The run options it reads (--docker-image): declared here, in the run's option schema.
+  std::vector<OptionSpec> options = {};
 };
 const std::vector<RuntimeInfo>& runtime_registry();
 const RuntimeInfo* find_runtime(std::string_view kind);  // nullptr when unknown
-std::string runtime_names();                             // "local, netns"
+std::string runtime_names();                             // "docker, local, netns"
+// The options of every runtime, each once (for the run's option schema).
+std::vector<OptionSpec> runtime_option_specs();
 
 // Makes the runtime `kind` names. run_id names every resource; state records them and must
-// outlive the Runtime. Throws HarnessError for an unknown kind, or one unavailable here.
-std::unique_ptr<Runtime> make_runtime(std::string_view kind, const std::string& run_id,
-                                      RunState& state);
+// outlive the Runtime; opts holds the options it reads (defaults when absent). Throws
+// HarnessError for an unknown kind, or one unavailable here.
+std::unique_ptr<Runtime> make_runtime(std::string_view kind, const std::string& run_id, RunState& state,
+                                      const OptionValues& opts = {});
 // "netns" when running as root, "local" otherwise.
 std::string default_runtime_kind();
 

@@ -214,23 +214,19 @@ class ProcessImpl final : public Process {
 }  // namespace
 
 struct Supervisor::Impl {
-  Impl(const Runtime& r, RunState& s) : runtime(r), state(s) {}
-  const Runtime& runtime;
+  explicit Impl(RunState& s) : state(s) {}
   RunState& state;
   mutable std::mutex mu;
   std::vector<std::unique_ptr<ProcessImpl>> processes;
   SpawnThread spawner;  // declared last: destroyed first, after every child is stopped
 };
 
-Supervisor::Supervisor(const Runtime& runtime, RunState& state)
-    : impl_(std::make_unique<Impl>(runtime, state)) {}
+Supervisor::Supervisor(RunState& state) : impl_(std::make_unique<Impl>(state)) {}
 
 Supervisor::~Supervisor() { stop_all(milliseconds(2000)); }
 
-Process& Supervisor::spawn(const ProcessSpec& spec) {
-  const Node& node = impl_->runtime.node(spec.node);
-  std::string netns_path = node.netns.empty() ? "" : "/run/netns/" + node.netns;
-  int pid = impl_->spawner.run([&] { return launch_child(spec, netns_path, impl_->state); });
+Process& Supervisor::spawn(const ProcessSpec& spec, const NodeEntry& entry) {
+  int pid = impl_->spawner.run([&] { return launch_child(spec, entry, impl_->state); });
   std::lock_guard lock(impl_->mu);
   impl_->processes.push_back(std::make_unique<ProcessImpl>(spec, pid, impl_->state));
   return *impl_->processes.back();

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "platform/launch.h"
 #include "platform/process.h"
 #include "platform/runtime.h"
 
@@ -28,12 +29,13 @@ namespace fencecheck {
 
 class Supervisor {
  public:
-  Supervisor(const Runtime& runtime, RunState& state);
+  explicit Supervisor(RunState& state);
   ~Supervisor();  // stops every process still alive
   Supervisor(const Supervisor&) = delete;
   Supervisor& operator=(const Supervisor&) = delete;
 
-  Process& spawn(const ProcessSpec& spec);
+  // Starts spec on its node, entering it as entry says (launch.h).
+  Process& spawn(const ProcessSpec& spec, const NodeEntry& entry);
   // Runtime::await_ready without the runtime's own interrupt check.
   Readiness await_ready(Process& p, const std::function<bool()>& ready, std::chrono::milliseconds timeout,
                         const CancelCheck& give_up);

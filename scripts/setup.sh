@@ -4,7 +4,10 @@
 # Works as root or through sudo. Starts no daemon: the harness starts every server itself.
 set -euo pipefail
 
-packages=(
+# Package groups. The default installs build, servers and tests (a developer's machine,
+# CI); docker/Dockerfile installs `--image` (servers and the libraries the built
+# fencecheck loads) and, for a build from source inside the image, `--build`.
+build=(
   # toolchain
   g++ cmake make pkg-config clang libclang-rt-14-dev
   # libraries
@@ -12,14 +15,31 @@ packages=(
   nlohmann-json3-dev libsimdjson-dev libboost-dev
   libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev
   libhiredis-dev libzookeeper-mt-dev libpq-dev
+)
+servers=(
   # servers under test: every debian_package of BackendInfo::binaries (backends/*_backend.cpp)
   # must be here; backend_registry_test checks it
   redis-server zookeeper default-jre-headless postgresql etcd-server
   # fault injection
   iptables iproute2 procps psmisc
+)
+runtime_libs=(
+  # what a built fencecheck loads (ldd), without the -dev packages: the image's runtime
+  libgrpc++1.51 libprotobuf32 libhiredis0.14 libzookeeper-mt2 libpq5 libsimdjson14
+)
+tests=(
   # report tests: JUnit schema validation, report.html in a headless browser
   libxml2-utils chromium
+  # the docker runtime and docker/build.sh: dockerd, a Debian base image made locally
+  docker.io debootstrap
 )
+
+case "${1:-}" in
+  "") packages=("${build[@]}" "${servers[@]}" "${tests[@]}") ;;
+  --image) packages=("${servers[@]}" "${runtime_libs[@]}") ;;
+  --build) packages=("${build[@]}") ;;
+  *) echo "usage: setup.sh [--image | --build]" >&2; exit 2 ;;
+esac
 
 if [ "$(id -u)" -eq 0 ]; then
   as_root=()

@@ -1,6 +1,5 @@
 #include "backends/postgres/postgres_server.h"
 
-#include <pwd.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -153,26 +152,26 @@ void PostgresServer::configure(Runtime& runtime, const std::string& node, const 
     if (!postgres) throw HarnessError("postgres is not installed: " + os::install_hint(binary.debian_package));
     bin_dir_ = fs::path(*postgres).parent_path();  // initdb of the same version
   }
+  // Both steps run on the node (in its container under docker, where the user postgres
+  // may have another uid than on the host).
   if (as_root_) {
-    const passwd* pw = ::getpwnam("postgres");
-    if (pw == nullptr) {
-      throw HarnessError("postgres: there is no user postgres to run the server as "
-                         "(the Debian package postgresql creates it)");
-    }
-    if (::chown(dir.c_str(), pw->pw_uid, pw->pw_gid) != 0) {
-      throw HarnessError("postgres: cannot hand " + dir.string() + " to user postgres: " +
-                         os::strerror_string(errno));
-    }
+    runtime.run_to_end({node, "chown", {"chown", "postgres:postgres", dir.string()}, {}, dir / "setup.log", {}, {}},
+                       std::chrono::seconds(10));
   }
   const fs::path data = dir / "data";
-  os::check_command(
-      as_postgres({(bin_dir_ / "initdb").string(), "-D", data.string(), "-U", "postgres",
-                   "--auth=trust", "--no-sync", "-E", "UTF8", "--locale=C.UTF-8"}),
-      "initdb for node " + node +
-          (as_root_ ? " (as user postgres, who must be able to traverse every parent of " +
-                          dir.string() + ": give --store a directory it can reach, e.g. under /tmp, "
-                          "or make the parents 0755)"
-                    : ""));
+  try {
+    runtime.run_to_end({node, "initdb",
+                        as_postgres({(bin_dir_ / "initdb").string(), "-D", data.string(), "-U", "postgres",
+                                     "--auth=trust", "--no-sync", "-E", "UTF8", "--locale=C.UTF-8"}),
+                        {}, dir / "setup.log", {}, {}},
+                       std::chrono::seconds(60));
+  } catch (const HarnessError& e) {
+    throw HarnessError(std::string(e.what()) +
+                       (as_root_ ? "\n(initdb runs as user postgres, who must be able to traverse every parent of " +
+                                       dir.string() + ": give --store a directory it can reach, e.g. under /tmp, "
+                                       "or make the parents 0755)"
+                                 : ""));
+  }
   // The socket path must fit in sun_path; a long store path gets TCP alone.
   fs::path socket_dir = (dir / (".s.PGSQL." + std::to_string(e.port))).string().size() < 100 ? dir : fs::path();
   const PgSharedMemory shm = as_root_ ? PgSharedMemory::kPrivateIpc : PgSharedMemory::kDataDir;

@@ -33,7 +33,7 @@ class RuntimeNet final : public Net {
 // those bounded actions, never while waiting for a server to be ready.
 class ServerProcesses final : public NodeProcesses {
  public:
-  explicit ServerProcesses(LockServer& server) : server_(server) {}
+  ServerProcesses(LockServer& server, Runtime& runtime) : server_(server), runtime_(runtime) {}
   std::vector<std::string> nodes() const override { return server_.nodes(); }
   bool pause(const std::string& node) override;
   void resume(const std::string& node) override;
@@ -44,9 +44,12 @@ class ServerProcesses final : public NodeProcesses {
     return server_.await_ready(node, give_up);
   }
   std::optional<std::string> leader() const override { return server_.leader(); }
+  void freeze(const std::string& node) override { runtime_.freeze(node); }
+  void thaw(const std::string& node) override { runtime_.thaw(node); }
 
  private:
   LockServer& server_;
+  Runtime& runtime_;
   std::mutex act_mu_;
 };
 

@@ -71,6 +71,9 @@ std::optional<std::string> RunConfig::input_problem(const OptionSchema& schema) 
   for (const auto& f : nemesis) {
     const FaultInfo* info = find_fault(f);
     if (info == nullptr) return "unknown fault \"" + f + "\"; valid faults: " + fault_names() + " (or none)";
+    if (info->needs_freeze && rt != nullptr && !rt->freezes_nodes) {
+      return "fault \"" + f + "\" freezes a whole node, which the " + runtime + " runtime cannot: use --runtime docker";
+    }
     if (info->needs_net && rt != nullptr && !rt->cuts_network) {
       return "fault \"" + f + "\" cuts the network, which the " + runtime + " runtime cannot: use one that can (" +
              network_cutting_runtimes() + ")";

@@ -4,6 +4,7 @@
 
 #include "checkers/registry.h"
 #include "nemesis/nemesis.h"
+#include "platform/runtime.h"
 
 namespace fencecheck {
 namespace {
@@ -61,6 +62,7 @@ OptionSchema make_run_option_schema() {
   OptionSchema schema(fault_option_specs());
   schema.add(run_and_workload_options());
   schema.add(checker_option_specs());
+  schema.add(runtime_option_specs());
   return schema;
 }
 

@@ -175,8 +175,15 @@ void Runner::set_up() {
 }
 
 void Runner::start_nodes() {
-  runtime_ = make_runtime(c_.runtime, state_->run_id(), *state_);
+  runtime_ = make_runtime(c_.runtime, state_->run_id(), *state_, c_.opts);
   runtime_->set_interrupt_check([] { return interrupts() > 0; });  // Ctrl-C ends every setup wait
+  // What every node's processes read or write by path: the run's directory (configs, data,
+  // logs, the resource's record), the control directory (worker sockets, clock files), and
+  // the binary the workers and the resource run, with the clock library beside it.
+  runtime_->share(dir_, true);
+  runtime_->share(control_dir_, true);
+  runtime_->share(exe_, false);
+  if (auto library = NodeClocks::find_library(exe_)) runtime_->share(*library, false);
   std::vector<std::string> nodes = server_->nodes();
   nodes.push_back(ResourceNode::kNode);
   nodes.insert(nodes.end(), clients_.begin(), clients_.end());
@@ -199,7 +206,7 @@ void Runner::run_clients() {
   std::atomic<std::uint64_t> next_element{0};
   health_ = std::make_unique<BenchHealth>(*runtime_, *history_, HealthOptions{c_.opts.ms("stall-ms")});
   net_ = std::make_unique<RuntimeNet>(*runtime_);
-  server_processes_ = std::make_unique<ServerProcesses>(*server_);
+  server_processes_ = std::make_unique<ServerProcesses>(*server_, *runtime_);
   fault_log_ = std::make_unique<HistoryFaultLog>(*history_, t0_);
   if (node_clocks_) {
     clocks_ = std::make_unique<ServerClocks>(*node_clocks_, *server_);

@@ -54,6 +54,8 @@ class WorkerPool final : public NodeProcesses {
   std::vector<std::string> nodes() const override { return nodes_; }
   bool pause(const std::string& node) override;
   void resume(const std::string& node) override;
+  void freeze(const std::string& node) override { runtime_.freeze(node); }
+  void thaw(const std::string& node) override { runtime_.thaw(node); }
   bool kill(const std::string& node) override;
   bool stop(const std::string& node) override;  // asks the worker to exit, then stops it
   // Spawns the node's worker (no-op while it has one, running or starting).

@@ -9,6 +9,7 @@
 #include "harness/suite/suite_runner.h"
 #include "nemesis/nemesis.h"
 #include "platform/errors.h"
+#include "platform/runtime.h"
 
 namespace fencecheck {
 
@@ -26,6 +27,7 @@ struct SuiteArgs {
   std::string workload = "lock-append", resource = "unfenced";
   double time_limit_s = 15;
   std::string junit;  // also write JUnit XML here
+  std::string runtime, docker_image;  // passed to every run when set
 };
 
 void print_run(const SuiteRow& row, const SuiteRun& r) {
@@ -38,7 +40,11 @@ void print_run(const SuiteRow& row, const SuiteRun& r) {
   std::cout << std::endl;
 }
 
-int run_and_report(const std::vector<SuiteCase>& cases, const SuiteArgs& a, const std::string& kind) {
+int run_and_report(std::vector<SuiteCase> cases, const SuiteArgs& a, const std::string& kind) {
+  for (SuiteCase& c : cases) {
+    if (!a.runtime.empty()) c.args.insert(c.args.end(), {"--runtime", a.runtime});
+    if (!a.docker_image.empty()) c.args.insert(c.args.end(), {"--docker-image", a.docker_image});
+  }
   SuiteOptions o;
   o.exe = fs::read_symlink("/proc/self/exe");
   o.dir = create_stamped_dir(fs::path(a.store) / ("suite-" + kind));
@@ -83,6 +89,8 @@ void add_common(CLI::App* cmd, SuiteArgs& a) {
   cmd->add_option("--junit", a.junit, "also write JUnit XML here (a testsuite per case)");
   cmd->add_option("--seed", a.seed, "seed of the first run (run r of case k: seed + 1000 k + r)")
       ->capture_default_str();
+  cmd->add_option("--runtime", a.runtime, "runtime of every run (" + runtime_names() + "; default: run's)");
+  cmd->add_option("--docker-image", a.docker_image, "image of every node under --runtime docker");
 }
 
 // Runs body; a bad option (std::invalid_argument) or harness failure is exit 3 with its message.
