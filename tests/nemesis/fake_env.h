@@ -33,6 +33,11 @@ struct Recorded {
 
 class FakeNemesisEnv {
  public:
+  // Not signals: a whole node frozen and thawed (NodeProcesses::freeze), in the same list.
+  static constexpr int kFrozen = -SIGSTOP;
+  static constexpr int kThawed = -SIGCONT;
+
+ public:
   FakeNemesisEnv(std::vector<std::string> clients, std::vector<std::string> servers)
       : clients_(*this, std::move(clients)), servers_(*this, std::move(servers)) {}
 
@@ -61,11 +66,12 @@ class FakeNemesisEnv {
     }
     return out;
   }
-  // Per node: pauses minus resumes; also false when a resume ever came before its pause.
+  // Per node: pauses (and freezes) minus resumes (and thaws); also false when a resume ever
+  // came before its pause.
   bool every_stop_resumed_in_order() const {
     std::map<std::string, int> depth;
     for (const auto& s : signals()) {
-      depth[s.node] += s.sig == SIGSTOP ? 1 : s.sig == SIGCONT ? -1 : 0;
+      depth[s.node] += s.sig == SIGSTOP || s.sig == kFrozen ? 1 : s.sig == SIGCONT || s.sig == kThawed ? -1 : 0;
       if (depth[s.node] < 0 || depth[s.node] > 1) return false;
     }
     for (const auto& [node, d] : depth) {
@@ -87,6 +93,9 @@ class FakeNemesisEnv {
     // A node is down between a kill or stop and its launch; actions on it then do nothing.
     bool pause(const std::string& node) override { return act(node, SIGSTOP); }
     void resume(const std::string& node) override { act(node, SIGCONT); }
+    // A frozen node is frozen whether or not its process runs: never "down".
+    void freeze(const std::string& node) override { env_.add_signal(node, kFrozen); }
+    void thaw(const std::string& node) override { env_.add_signal(node, kThawed); }
     bool kill(const std::string& node) override {
       if (!act(node, SIGKILL)) return false;
       std::lock_guard lock(env_.mu_);

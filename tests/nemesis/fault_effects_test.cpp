@@ -19,6 +19,7 @@
 #include "nemesis/partition_nemesis.h"
 #include "platform/errors.h"
 #include "platform/run_state.h"
+#include "tests/docker/docker_support.h"
 #include "tests/nemesis/fake_env.h"
 #include "tests/runtime/test_util.h"
 
@@ -27,14 +28,24 @@ namespace {
 
 using namespace std::chrono_literals;
 
-class FaultEffects : public ::testing::Test {
+// On the runtime this machine runs by default, and on docker (redis in its container).
+class FaultEffects : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
+    if (GetParam() == "docker") {
+      if (::geteuid() != 0) GTEST_SKIP() << "the docker runtime needs root";
+      FC_REQUIRE_DOCKER();
+    }
+    runtime_ = make_runtime(GetParam(), state_.run_id(), state_);
+    runtime_->share(tmp_.path(), true);
+    runtime_->share(FC_CLOCK_LIB, false);
     runtime_->create({"n1", "c1"});
     clocks_ = std::make_unique<NodeClocks>(FC_CLOCK_LIB, tmp_.path() / "clock", std::vector<std::string>{"n1"});
     runtime_->set_spec_decorator([this](ProcessSpec& s) { clocks_->decorate(s); });
   }
-  void TearDown() override { runtime_->destroy(); }
+  void TearDown() override {
+    if (runtime_) runtime_->destroy();
+  }
 
   std::unique_ptr<LockServer> start_redis(const std::string& persistence) {
     const BackendInfo& redis = *find_backend("redis");
@@ -60,14 +71,15 @@ class FaultEffects : public ::testing::Test {
 
   TempDir tmp_;
   RunState state_{RunState::new_run_id()};
-  std::unique_ptr<Runtime> runtime_ =
-      make_runtime(::geteuid() == 0 ? "netns" : "local", state_.run_id(), state_);
+  std::unique_ptr<Runtime> runtime_;
   std::unique_ptr<NodeClocks> clocks_;
 };
 
+INSTANTIATE_TEST_SUITE_P(Runtimes, FaultEffects, ::testing::Values(default_runtime_kind(), "docker"));
+
 // A server the library never reached (here: started without it) cannot have its clock
 // shifted; saying so beats a clock fault that silently changes nothing.
-TEST_F(FaultEffects, AClockShiftThatCannotReachTheServerIsAHarnessError) {
+TEST_P(FaultEffects, AClockShiftThatCannotReachTheServerIsAHarnessError) {
   runtime_->set_spec_decorator([this](ProcessSpec& s) {
     clocks_->decorate(s);
     s.env["FENCECHECK_CLOCK_FILE"] = (tmp_.path() / "no-such-dir" / "n1.clock").string();
@@ -84,12 +96,12 @@ TEST_F(FaultEffects, AClockShiftThatCannotReachTheServerIsAHarnessError) {
   server_clocks.set_offset("n1", 0ms);  // a reset is always fine
 }
 
-TEST_F(FaultEffects, AClockBumpMovesRedisTimeAndExpiresItsLease) {
+TEST_P(FaultEffects, AClockBumpMovesRedisTimeAndExpiresItsLease) {
   auto server = start_redis("none");
   long long before = redis_time_s(*server);
   ASSERT_EQ(redis(*server, {"SET", "lk", "v1", "NX", "PX", "10000"}).reply->type, REDIS_REPLY_STATUS);
   FakeNemesisEnv env({"c1"}, {"n1"});
-  ServerProcesses role(*server);
+  ServerProcesses role(*server, *runtime_);
   ServerClocks server_clocks(*clocks_, *server);  // the runner's: checks the shift reaches redis
   NemesisContext ctx{env.ctx.net, role, env.ctx.clients, server_clocks, env.ctx.log, env.time};
   ClockNemesis clock(ctx, default_fault_options());
@@ -103,13 +115,13 @@ TEST_F(FaultEffects, AClockBumpMovesRedisTimeAndExpiresItsLease) {
   EXPECT_EQ(env.records().back().f, "clock-reset");
 }
 
-TEST_F(FaultEffects, KillServerLosesTheLockOnlyWithoutPersistenceAndRestarts) {
+TEST_P(FaultEffects, KillServerLosesTheLockOnlyWithoutPersistenceAndRestarts) {
   for (const std::string persistence : {"none", "always"}) {
     SCOPED_TRACE(persistence);
     auto server = start_redis(persistence);
     ASSERT_EQ(redis(*server, {"SET", "lk", "v", "NX", "PX", "60000"}).reply->type, REDIS_REPLY_STATUS);
     FakeNemesisEnv env({"c1"}, {"n1"});
-    ServerProcesses role(*server);
+    ServerProcesses role(*server, *runtime_);
     NemesisContext ctx{env.ctx.net, role, env.ctx.clients, env.ctx.clocks, env.ctx.log, env.time};
     CrashNemesis crash(ctx, fault_options({{"pause-ms", 1000}, {"restart-ms", 300}, {"clock-max-ms", 1000}}));
     crash.replay("kill", {{"fault", "kill-server"}, {"targets", {"n1"}}, {"restart_ms", 300}});
@@ -125,12 +137,12 @@ TEST_F(FaultEffects, KillServerLosesTheLockOnlyWithoutPersistenceAndRestarts) {
   }
 }
 
-TEST_F(FaultEffects, APartitionStopsTcpAcrossTheCutAndHealRestoresIt) {
+TEST_P(FaultEffects, APartitionStopsTcpAcrossTheCutAndHealRestoresIt) {
   if (!runtime_->supports_partitions()) GTEST_SKIP() << "partitions need the netns runtime (root)";
   auto server = start_redis("none");
   RuntimeNet net(*runtime_);
   FakeNemesisEnv env({"c1"}, {"n1"});
-  ServerProcesses role(*server);
+  ServerProcesses role(*server, *runtime_);
   NemesisContext ctx{net, role, env.ctx.clients, env.ctx.clocks, env.ctx.log, env.time};
   PartitionNemesis partition(ctx, default_fault_options());
   std::mt19937_64 rng(1);

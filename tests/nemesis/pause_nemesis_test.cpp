@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 #include <stdexcept>
 
@@ -157,6 +158,36 @@ TEST_F(PauseFixture, ReplayPausesTheSameNodeForTheSameTimeAndReArmsTheHolder) {
   nemesis.on_acquired("c4");  // whoever acquires next is paused, as in the original run
   EXPECT_EQ(env.stopped_nodes(), (std::vector<std::string>{"n2", "c4"}));
   EXPECT_THROW(nemesis.replay("partition", {{"fault", "pause-client"}}), std::invalid_argument);
+}
+
+// freeze-…: the whole node, through NodeProcesses::freeze (docker pause), never a SIGSTOP;
+// thawed after --pause-ms; one at a time with the pauses (same family); replayable.
+TEST_F(PauseFixture, FreezeFreezesTheWholeNodeAndThawsAfterThePause) {
+  nemesis.start("freeze-server", rng);
+  auto signals = env.signals();
+  ASSERT_EQ(signals.size(), 1u);
+  EXPECT_EQ(signals[0].sig, FakeNemesisEnv::kFrozen) << "a freeze is not a SIGSTOP";
+  EXPECT_TRUE(std::count(kServers.begin(), kServers.end(), signals[0].node));
+  nemesis.start("pause-client", rng);
+  EXPECT_EQ(env.signals().size(), 1u) << "one pause or freeze at a time";
+  env.time.advance(milliseconds(50));
+  nemesis.tick();
+  signals = env.signals();
+  ASSERT_EQ(signals.size(), 2u);
+  EXPECT_EQ(signals[1].sig, FakeNemesisEnv::kThawed);
+  EXPECT_EQ(signals[1].node, signals[0].node);
+  auto records = env.records();
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(records[0].value["fault"], "freeze-server");
+  EXPECT_EQ(records[1].f, "resume");
+
+  nemesis.replay("pause", {{"fault", "freeze-client"}, {"targets", {"c4"}}, {"ms", 10}});
+  ASSERT_EQ(env.signals().size(), 3u);
+  EXPECT_EQ(env.signals()[2].node, "c4");
+  EXPECT_EQ(env.signals()[2].sig, FakeNemesisEnv::kFrozen);
+  nemesis.heal();
+  EXPECT_EQ(env.signals().back().sig, FakeNemesisEnv::kThawed);
+  EXPECT_TRUE(env.every_stop_resumed_in_order());
 }
 
 TEST(PauseNemesis, NoServerNodesMeansNoPause) {

@@ -76,10 +76,11 @@ TEST_F(LocalRuntimeTest, BadNodeNamesAndUnknownNodesAreErrors) {
 TEST(MakeRuntimeTest, UnknownKindIsAnError) {
   RunState state(RunState::new_run_id());
   try {
-    make_runtime("docker", state.run_id(), state);
+    make_runtime("kubernetes", state.run_id(), state);
     FAIL() << "no error for an unknown runtime";
   } catch (const HarnessError& e) {
-    EXPECT_NE(std::string(e.what()).find("unknown runtime 'docker': use one of local, netns"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("unknown runtime 'kubernetes': use one of docker, local, netns"),
+              std::string::npos)
         << e.what();
   }
   EXPECT_EQ(default_runtime_kind(), ::geteuid() == 0 ? "netns" : "local");
@@ -117,13 +118,20 @@ TEST(MakeRuntimeTest, NetnsWithoutRootSaysWhatToDo) {
 // The runtime registry is the one declaration of each kind: make_runtime and the run's
 // validation follow from it.
 TEST(RuntimeRegistry, EachKindIsDeclaredOnceAndMadeFromItsEntry) {
-  EXPECT_EQ(runtime_names(), "local, netns");
+  EXPECT_EQ(runtime_names(), "docker, local, netns");
   ASSERT_NE(find_runtime("local"), nullptr);
   EXPECT_FALSE(find_runtime("local")->cuts_network);
+  EXPECT_FALSE(find_runtime("local")->freezes_nodes);
   EXPECT_FALSE(find_runtime("local")->unavailable().has_value());
   ASSERT_NE(find_runtime("netns"), nullptr);
   EXPECT_TRUE(find_runtime("netns")->cuts_network);
-  EXPECT_EQ(find_runtime("docker"), nullptr);
+  ASSERT_NE(find_runtime("docker"), nullptr);
+  EXPECT_TRUE(find_runtime("docker")->cuts_network);
+  EXPECT_TRUE(find_runtime("docker")->freezes_nodes);
+  // Its one option reaches the run's schema from the entry.
+  ASSERT_EQ(runtime_option_specs().size(), 1u);
+  EXPECT_EQ(runtime_option_specs()[0].name, "docker-image");
+  EXPECT_EQ(find_runtime("kubernetes"), nullptr);
   for (const RuntimeInfo& r : runtime_registry()) {
     EXPECT_FALSE(r.description.empty()) << r.name;
     EXPECT_TRUE(r.unavailable && r.make) << r.name;

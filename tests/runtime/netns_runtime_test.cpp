@@ -12,6 +12,7 @@
 #include "platform/os_util.h"
 #include "platform/run_state.h"
 #include "platform/runtime.h"
+#include "tests/docker/docker_support.h"
 #include "tests/runtime/test_util.h"
 
 namespace fencecheck {
@@ -67,6 +68,30 @@ class NetnsRuntimeTest : public ::testing::Test {
   std::unique_ptr<Runtime> runtime_;
 };
 
+// What every runtime whose nodes have network namespaces of their own must do (netns, and
+// docker against the private dockerd ctest starts): cut and heal links, run servers inside.
+class NodeNetworkTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    if (::geteuid() != 0) GTEST_SKIP() << "the " << GetParam() << " runtime needs root (run ctest with sudo)";
+    if (GetParam() == "docker") {
+      FC_REQUIRE_DOCKER();
+    }
+    state_ = std::make_unique<RunState>(RunState::new_run_id());
+    runtime_ = make_runtime(GetParam(), state_->run_id(), *state_);
+    runtime_->share(tmp_.path(), true);
+  }
+  void TearDown() override {
+    if (runtime_) runtime_->destroy();
+  }
+
+  testing::TempDir tmp_;
+  std::unique_ptr<RunState> state_;
+  std::unique_ptr<Runtime> runtime_;
+};
+
+INSTANTIATE_TEST_SUITE_P(Runtimes, NodeNetworkTest, ::testing::Values("netns", "docker"));
+
 TEST_F(NetnsRuntimeTest, NodesGetNamespacesAndDistinctAddressesWithoutTouchingTheHost) {
   std::size_t host_links = host_link_count();
   runtime_->create({"n1", "c1"});
@@ -87,7 +112,7 @@ TEST_F(NetnsRuntimeTest, NodesGetNamespacesAndDistinctAddressesWithoutTouchingTh
   runtime_->destroy();  // idempotent
 }
 
-TEST_F(NetnsRuntimeTest, PartitionCutsAndHealRestoresTheLink) {
+TEST_P(NodeNetworkTest, PartitionCutsAndHealRestoresTheLink) {
   runtime_->create({"n1", "c1", "c2"});
   const std::string n1 = runtime_->node("n1").address;
   int listener = listen_in(*runtime_, "n1", 7001);
@@ -109,7 +134,7 @@ TEST_F(NetnsRuntimeTest, PartitionCutsAndHealRestoresTheLink) {
   EXPECT_THROW(runtime_->cut(complete_grudge({{"n1"}, {"x9"}})), HarnessError);
 }
 
-TEST_F(NetnsRuntimeTest, AOneWayGrudgeStillCutsTcpBothWays) {
+TEST_P(NodeNetworkTest, AOneWayGrudgeStillCutsTcpBothWays) {
   runtime_->create({"n1", "c1"});
   const std::string n1 = runtime_->node("n1").address;
   int listener = listen_in(*runtime_, "n1", 7001);
@@ -120,15 +145,14 @@ TEST_F(NetnsRuntimeTest, AOneWayGrudgeStillCutsTcpBothWays) {
   ::close(listener);
 }
 
-TEST_F(NetnsRuntimeTest, SpawnedServerRunsInItsNodeNamespace) {
+TEST_P(NodeNetworkTest, SpawnedServerRunsInItsNodeNamespace) {
   if (!os::find_executable("redis-server")) GTEST_SKIP() << "redis-server not installed";
   runtime_->create({"n1", "c1"});
-  testing::TempDir tmp;
   const std::string n1 = runtime_->node("n1").address;
   Process& redis = runtime_->spawn(
       {"n1", "redis-server",
        {"redis-server", "--port", "7001", "--bind", n1, "--save", "", "--appendonly", "no"},
-       {}, tmp.path() / "nodes/n1/redis-server.log", tmp.path(), {}});
+       {}, tmp_.path() / "nodes/n1/redis-server.log", tmp_.path(), {}});
   runtime_->wait_ready(redis, [&] { return runtime_->tcp_connects("c1", n1, 7001, 200ms); },
                           5000ms);
   runtime_->cut(complete_grudge({{"n1"}, {"c1"}}));

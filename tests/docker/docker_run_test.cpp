@@ -1,0 +1,139 @@
+// `--runtime docker` end to end (label `integration`), against the private dockerd ctest
+// starts with the fencecheck image (tests/docker/dockerd.sh): Kleppmann's K1, K6 and K7 with
+// the verdicts they have on netns, a freeze, and after every way a run can end (normal end,
+// Ctrl-C, SIGKILL of the controller + `fencecheck clean`) no container, network, process or
+// host firewall change of the run left behind. Also the image's own one-line CI use.
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <thread>
+
+#include "tests/docker/docker_support.h"
+#include "tests/integration/run_fixture.h"
+
+namespace fencecheck::testing {
+namespace {
+
+class DockerRun : public RunTest {
+ protected:
+  void SetUp() override {
+    FC_REQUIRE_DOCKER();
+    RunTest::SetUp();
+    ASSERT_EQ(labelled_docker_objects(), "") << "an earlier test left these";
+    host_before_ = host_network_snapshot();
+  }
+  // Nothing of any run is left: containers, networks, the host's firewall and links.
+  void expect_nothing_left() {
+    EXPECT_EQ(labelled_docker_objects(), "");
+    EXPECT_EQ(host_network_snapshot(), host_before_) << "the host's firewall or links changed";
+  }
+  // The process groups a run's state file recorded are all gone.
+  static void expect_groups_gone(const json& state) {
+    for (const auto& g : state["process_groups"]) {
+      int pgid = g["pgid"];
+      bool gone = false;
+      for (int i = 0; i < 50 && !gone; ++i) {
+        gone = ::kill(-pgid, 0) != 0;
+        if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+      EXPECT_TRUE(gone) << "process group " << pgid << " survived";
+    }
+  }
+  // The state file of the run controller `pid` runs, once it records processes (≤ 20 s).
+  static json state_of(pid_t pid) {
+    for (int i = 0; i < 200; ++i) {
+      std::error_code ec;
+      for (const auto& f : fs::directory_iterator("/run/fencecheck", ec)) {
+        if (f.path().extension() != ".json") continue;
+        json s = json::parse(std::ifstream(f.path()), nullptr, false);
+        if (!s.is_discarded() && s["controller"]["pid"] == pid && !s["process_groups"].empty()) return s;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return nullptr;
+  }
+  std::string host_before_;
+};
+
+TEST_F(DockerRun, KleppmannK1K6K7HaveTheirNetnsVerdicts) {
+  auto r = run_command("timeout 600 " + std::string(FENCECHECK_BIN) +
+                       " suite kleppmann --runtime docker --only K1,K6,K7 --store " + store_);
+  EXPECT_EQ(r.code, 0) << r.out;
+  for (const char* id : {"K1", "K6", "K7"}) {
+    EXPECT_NE(r.out.find(std::string("| ") + id + " |"), std::string::npos) << r.out;
+  }
+  EXPECT_NE(r.out.find("3 of 3 run(s) as predicted"), std::string::npos) << r.out;
+  expect_nothing_left();
+}
+
+TEST_F(DockerRun, NormalEndWithPartitionsLeavesNothing) {
+  auto r = run("--runtime docker --backend redis --nemesis partition-halves --nemesis-interval 1000 "
+               "--time-limit 4 --resource fenced");
+  EXPECT_TRUE(r.code == 0 || r.code == 1) << r.out;
+  EXPECT_GE(history_lines_containing("\"partition\""), 1u) << "no partition was made";
+  EXPECT_EQ(json::parse(std::ifstream(latest() / "config.json"))["runtime"], "docker");
+  expect_nothing_left();
+}
+
+TEST_F(DockerRun, FreezeClientPausesTheWholeContainer) {
+  auto r = run("--runtime docker --backend redis --nemesis freeze-client --pause-ms 1500 "
+               "--nemesis-interval 1000 --time-limit 4 --resource fenced");
+  EXPECT_TRUE(r.code == 0 || r.code == 1) << r.out;
+  EXPECT_GE(history_lines_containing("\"fault\":\"freeze-client\""), 2u) << "no freeze and thaw recorded";
+  EXPECT_EQ(history_lines_containing("not_applied"), 0u);
+  expect_nothing_left();
+}
+
+TEST_F(DockerRun, InterruptedRunLeavesNothing) {
+  pid_t pid = spawn_run({"--runtime", "docker", "--backend", "redis", "--time-limit", "60", "--nemesis", "none"});
+  ASSERT_TRUE(wait_for_history("\"ok\"")) << controller_log();
+  ::kill(pid, SIGINT);
+  EXPECT_EQ(exit_code(pid), 2) << controller_log();
+  expect_nothing_left();
+}
+
+TEST_F(DockerRun, KilledControllerThenCleanLeavesNothing) {
+  pid_t pid = spawn_run({"--runtime", "docker", "--backend", "redis", "--time-limit", "60", "--nemesis", "none"});
+  json state = state_of(pid);
+  ASSERT_FALSE(state.is_null()) << controller_log();
+  ASSERT_TRUE(wait_for_history("\"ok\"")) << controller_log();
+  EXPECT_NE(labelled_docker_objects(), "");
+  ::kill(pid, SIGKILL);
+  ::waitpid(pid, nullptr, 0);
+  auto clean = run_command(std::string(FENCECHECK_BIN) + " clean");
+  EXPECT_EQ(clean.code, 0) << clean.out;
+  EXPECT_NE(clean.out.find("removed container"), std::string::npos) << clean.out;
+  expect_groups_gone(state);
+  expect_nothing_left();
+}
+
+TEST_F(DockerRun, AMissingImageIsAHarnessErrorNamingTheFix) {
+  auto r = run("--runtime docker --backend redis --time-limit 1 --docker-image fencecheck-no-such-image");
+  EXPECT_EQ(r.code, 3) << r.out;
+  EXPECT_NE(r.out.find("docker/build.sh"), std::string::npos) << r.out;
+  expect_nothing_left();
+}
+
+TEST_F(DockerRun, TheImageRunsTheSuiteWithNetnsInside) {
+  // The README's one-line CI use (--network none: the test dockerd has no bridge).
+  auto r = run_command("timeout 600 docker run --privileged --rm --network none -v " + store_ +
+                       ":/results fencecheck suite kleppmann --only K1 --store /results");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("1 of 1 run(s) as predicted"), std::string::npos) << r.out;
+}
+
+// Without a daemon: one line saying how to get one, exit 3. Needs no dockerd at all.
+TEST(DockerRuntimeUnavailable, NoDaemonIsOneLineAndExit3) {
+  auto r = run_command("DOCKER_HOST=unix:///nonexistent/docker.sock " + std::string(FENCECHECK_BIN) +
+                       " run --runtime docker --backend redis --time-limit 1 --store /tmp/fc-no-daemon");
+  EXPECT_EQ(r.code, 3) << r.out;
+  EXPECT_NE(r.out.find("needs a docker daemon"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("dockerd"), std::string::npos) << r.out;
+  fs::remove_all("/tmp/fc-no-daemon");
+}
+
+}  // namespace
+}  // namespace fencecheck::testing
