@@ -51,6 +51,8 @@ case "${1:-}" in
       for _ in $(seq 150); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
       kill -9 "$pid" 2>/dev/null || true
     fi
+    # dockerd leaves its default network namespace mounted in the exec root.
+    awk -v run="$run" 'index($2, run) == 1 {print $2}' /proc/mounts | sort -r | xargs -r umount -l
     rm -rf "$run"
     ;;
   *) echo "usage: dockerd.sh start [BUILD_DIR] | stop" >&2; exit 2 ;;
