@@ -2,12 +2,14 @@
 # Builds the fencecheck image (docker/Dockerfile) into the dockerd that `docker` talks to
 # ($DOCKER_HOST or the default socket).
 #
-#   docker/build.sh [--tag NAME] [--prebuilt BUILD_DIR]
+#   docker/build.sh [--tag NAME] [--prebuilt BUILD_DIR | --servers-only]
 #
 # --tag NAME            image name (default: fencecheck)
 # --prebuilt BUILD_DIR  take fencecheck and libfcclock.so from a host build (BUILD_DIR/harness)
 #                       instead of compiling them again inside the image; CI's path. Both
 #                       must come from Debian 12, like the image.
+# --servers-only        build the base and the `servers` stage (NAME-servers) alone: warms
+#                       the layer cache for a later --prebuilt build (scripts/test.sh)
 #
 # The Dockerfile starts FROM debian:bookworm. When the daemon does not have that image and
 # cannot pull it (no registry reachable), this script makes it: debootstrap --variant=minbase
@@ -18,11 +20,13 @@ cd "$(dirname "$0")/.."
 
 tag=fencecheck
 prebuilt=""
+servers_only=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --tag) tag="$2"; shift 2 ;;
     --prebuilt) prebuilt="$2"; shift 2 ;;
-    *) echo "usage: docker/build.sh [--tag NAME] [--prebuilt BUILD_DIR]" >&2; exit 2 ;;
+    --servers-only) servers_only=1; shift ;;
+    *) echo "usage: docker/build.sh [--tag NAME] [--prebuilt BUILD_DIR | --servers-only]" >&2; exit 2 ;;
   esac
 done
 mirror="${DEBIAN_MIRROR:-http://deb.debian.org/debian}"
@@ -62,7 +66,9 @@ fi
 
 # --network host: RUN steps reach the Debian mirror even on a daemon without a bridge.
 build=(docker build --network host)
-if [ -z "$prebuilt" ]; then
+if [ "$servers_only" -eq 1 ]; then
+  "${build[@]}" -f docker/Dockerfile --target servers -t "$tag-servers" .
+elif [ -z "$prebuilt" ]; then
   "${build[@]}" -f docker/Dockerfile -t "$tag" .
 else
   for f in fencecheck libfcclock.so; do

@@ -31,7 +31,7 @@ tests=(
   # report tests: JUnit schema validation, report.html in a headless browser
   libxml2-utils chromium
   # the docker runtime and docker/build.sh: dockerd, a Debian base image made locally
-  docker.io debootstrap
+  docker.io docker-compose debootstrap
 )
 
 case "${1:-}" in

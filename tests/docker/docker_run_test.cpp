@@ -148,6 +148,25 @@ TEST_F(DockerRun, TheImageRunsTheSuiteWithNetnsInside) {
   EXPECT_NE(r.out.find("1 of 1 run(s) as predicted"), std::string::npos) << r.out;
 }
 
+// docker/compose.yml runs the same suite (privileged as above: a compose override file
+// carries the capability flags where --privileged cannot work here).
+TEST_F(DockerRun, ComposeRunsTheSuiteTheSameWay) {
+  const std::string flags = privileged_flags();
+  if (flags.empty()) GTEST_SKIP() << "this host's capability bounding set lacks more than CAP_SYS_RESOURCE";
+  std::string files = "-f " + std::string(FENCECHECK_SOURCE_DIR) + "/docker/compose.yml";
+  if (flags != "--privileged") {
+    const std::string override_file = store_ + "/compose.override.yml";
+    std::ofstream(override_file) << "version: \"3.7\"\nservices:\n  suite:\n    privileged: false\n"
+                                    "    cap_add: [ALL]\n    cap_drop: [SYS_RESOURCE]\n"
+                                    "    security_opt: [seccomp=unconfined, apparmor=unconfined]\n";
+    files += " -f " + override_file;
+  }
+  auto r = run_command("FENCECHECK_RESULTS=" + store_ + " timeout 600 docker-compose " + files +
+                       " run --rm suite suite kleppmann --only K1 --store /results");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("1 of 1 run(s) as predicted"), std::string::npos) << r.out;
+}
+
 // Without a daemon: one line saying how to get one, exit 3. Needs no dockerd at all.
 TEST(DockerRuntimeUnavailable, NoDaemonIsOneLineAndExit3) {
   auto r = run_command("DOCKER_HOST=unix:///nonexistent/docker.sock " + std::string(FENCECHECK_BIN) +

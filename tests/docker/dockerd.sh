@@ -6,6 +6,8 @@
 #   tests/docker/dockerd.sh start [BUILD_DIR]   start it (if not running) and, with
 #                                               BUILD_DIR, build the fencecheck image into
 #                                               it from that build (docker/build.sh --prebuilt)
+#   tests/docker/dockerd.sh warm                start it and build the image's servers stage
+#                                               (the layer cache of a later `start BUILD_DIR`)
 #   tests/docker/dockerd.sh stop                stop it; images stay in the data root
 #
 # The tests reach it at DOCKER_HOST=unix:///run/fencecheck-test-dockerd/docker.sock. When
@@ -26,7 +28,7 @@ unavailable() {
 }
 
 case "${1:-}" in
-  start)
+  start | warm)
     mkdir -p "$run"
     rm -f "$run/unavailable"
     if ! running; then
@@ -40,7 +42,9 @@ case "${1:-}" in
       done
       docker version >/dev/null 2>&1 || unavailable "dockerd did not answer within 20 s: $(tail -3 "$run/dockerd.log")"
     fi
-    if [ -n "${2:-}" ]; then
+    if [ "$1" = warm ]; then
+      "$repo/docker/build.sh" --servers-only
+    elif [ -n "${2:-}" ]; then
       "$repo/docker/build.sh" --prebuilt "$2"
     fi
     ;;
@@ -55,5 +59,5 @@ case "${1:-}" in
     awk -v run="$run" 'index($2, run) == 1 {print $2}' /proc/mounts | sort -r | xargs -r umount -l
     rm -rf "$run"
     ;;
-  *) echo "usage: dockerd.sh start [BUILD_DIR] | stop" >&2; exit 2 ;;
+  *) echo "usage: dockerd.sh start [BUILD_DIR] | warm | stop" >&2; exit 2 ;;
 esac
