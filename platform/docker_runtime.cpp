@@ -47,14 +47,12 @@ std::vector<fs::path> cgroups_of(int pid) {
 class DockerRuntime final : public NamespacedRuntime {
  public:
   DockerRuntime(std::string run_id, RunState& state, std::string image, std::string socket)
-      : NamespacedRuntime(state), run_id_(std::move(run_id)), image_(std::move(image)), api_(std::move(socket)),
-        network_("fc-" + run_id_) {
-    if (!RunState::valid_run_id(run_id_)) {
-      throw HarnessError("bad run id '" + run_id_ + "': expected 6 lowercase hex digits");
-    }
-    unsigned long v = std::stoul(run_id_, nullptr, 16);
-    subnet_ = "10." + std::to_string((v >> 16) & 0xff) + "." + std::to_string((v >> 8) & 0xff) + ".";
-  }
+      : NamespacedRuntime(state),
+        run_id_(std::move(run_id)),
+        image_(std::move(image)),
+        api_(std::move(socket)),
+        network_("fc-" + run_id_),
+        subnet_(run_subnet(run_id_)) {}
   ~DockerRuntime() override { destroy(); }
 
   std::string_view kind() const override { return "docker"; }

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "platform/os_util.h"
+#include "platform/run_state.h"
 #include "platform/runtime_base.h"
 #include "platform/unique_fd.h"
 
@@ -80,6 +81,14 @@ void NamespacedRuntime::cut(const Grudge& grudge) {
 }
 
 void NamespacedRuntime::heal() { apply_rules({}); }
+
+std::string NamespacedRuntime::run_subnet(const std::string& run_id) {
+  if (!RunState::valid_run_id(run_id)) {
+    throw HarnessError("bad run id '" + run_id + "': expected 6 lowercase hex digits");
+  }
+  unsigned long v = std::stoul(run_id, nullptr, 16);
+  return "10." + std::to_string((v >> 16) & 0xff) + "." + std::to_string((v >> 8) & 0xff) + ".";
+}
 
 void NamespacedRuntime::forget_rules() {
   std::lock_guard lock(rules_mu_);

@@ -15,15 +15,10 @@ namespace {
 class NetnsRuntime final : public NamespacedRuntime {
  public:
   NetnsRuntime(std::string run_id, RunState& state)
-      : NamespacedRuntime(state), run_id_(std::move(run_id)), hub_("fc-" + run_id_ + "-hub") {
-    if (!RunState::valid_run_id(run_id_)) {
-      throw HarnessError("bad run id '" + run_id_ + "': expected 6 lowercase hex digits");
-    }
-    // A private /24 per run. Each run's network lives only inside its own namespaces, so
-    // even two runs on the same subnet could not collide; deriving it keeps logs distinct.
-    unsigned long v = std::stoul(run_id_, nullptr, 16);
-    subnet_ = "10." + std::to_string((v >> 16) & 0xff) + "." + std::to_string((v >> 8) & 0xff) + ".";
-  }
+      : NamespacedRuntime(state),
+        run_id_(std::move(run_id)),
+        hub_("fc-" + run_id_ + "-hub"),
+        subnet_(run_subnet(run_id_)) {}
   ~NetnsRuntime() override { destroy(); }
 
   std::string_view kind() const override { return "netns"; }

@@ -74,6 +74,10 @@ class NamespacedRuntime : public NodeTableRuntime {
   virtual std::string netns_path(const Node& n) const = 0;
   // Forgets which nodes have rules (after their namespaces are gone).
   void forget_rules();
+  // The first three octets of the run's private /24, "10.x.y.", derived from run_id (six
+  // hex digits; HarnessError otherwise). Runs live in separate namespaces, so two on one
+  // subnet could not collide; deriving it keeps their logs distinct.
+  static std::string run_subnet(const std::string& run_id);
 
  private:
   void apply_rules(const std::map<std::string, std::vector<std::string>>& drops);

@@ -30,18 +30,6 @@ class DockerRun : public RunTest {
     EXPECT_EQ(labelled_docker_objects(), "");
     EXPECT_EQ(host_network_snapshot(), host_before_) << "the host's firewall or links changed";
   }
-  // The process groups a run's state file recorded are all gone.
-  static void expect_groups_gone(const json& state) {
-    for (const auto& g : state["process_groups"]) {
-      int pgid = g["pgid"];
-      bool gone = false;
-      for (int i = 0; i < 50 && !gone; ++i) {
-        gone = ::kill(-pgid, 0) != 0;
-        if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      }
-      EXPECT_TRUE(gone) << "process group " << pgid << " survived";
-    }
-  }
   // The state file of the run controller `pid` runs, once it records processes (≤ 20 s).
   static json state_of(pid_t pid) {
     for (int i = 0; i < 200; ++i) {

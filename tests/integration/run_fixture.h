@@ -109,6 +109,18 @@ class RunTest : public ::testing::Test {
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   }
   json results() const { return json::parse(std::ifstream(latest() / "results.json")); }
+  // Every process group a run's state file recorded is gone (within 5 s each).
+  static void expect_groups_gone(const json& state) {
+    for (const auto& g : state["process_groups"]) {
+      int pgid = g["pgid"];
+      bool gone = false;
+      for (int i = 0; i < 50 && !gone; ++i) {
+        gone = ::kill(-pgid, 0) != 0;
+        if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+      EXPECT_TRUE(gone) << "process group " << pgid << " survived";
+    }
+  }
 
   std::string store_;
 };

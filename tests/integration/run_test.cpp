@@ -123,15 +123,7 @@ TEST_F(RunTest, ControllerKilledThenCleanLeavesNothing) {
   auto clean = run_command(std::string(FENCECHECK_BIN) + " clean");
   EXPECT_EQ(clean.code, 0) << clean.out;
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  for (const auto& g : state["process_groups"]) {
-    int pgid = g["pgid"];
-    bool gone = false;
-    for (int i = 0; i < 50 && !gone; ++i) {
-      gone = ::kill(-pgid, 0) != 0;
-      if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    EXPECT_TRUE(gone) << "process group " << pgid << " survived clean";
-  }
+  expect_groups_gone(state);
   auto netns = run_command("ip netns list");
   for (const auto& ns : state["netns"]) {
     EXPECT_EQ(netns.out.find(ns.get<std::string>()), std::string::npos) << ns << " survived clean";
