@@ -58,11 +58,16 @@ TEST_F(DockerRun, KleppmannK1K6K7HaveTheirNetnsVerdicts) {
 }
 
 TEST_F(DockerRun, NormalEndWithPartitionsLeavesNothing) {
-  auto r = run("--runtime docker --backend redis --nemesis partition-halves --nemesis-interval 1000 "
-               "--time-limit 4 --resource fenced");
-  EXPECT_TRUE(r.code == 0 || r.code == 1) << r.out;
+  pid_t pid = spawn_run({"--runtime", "docker", "--backend", "redis", "--nemesis", "partition-halves",
+                         "--nemesis-interval", "1000", "--time-limit", "4", "--resource", "fenced"});
+  ASSERT_TRUE(wait_for_history("\"ok\"")) << controller_log();
+  json state = state_of(pid);  // every process of the run is up by the first ok op
+  ASSERT_FALSE(state.is_null()) << controller_log();
+  const int code = exit_code(pid);
+  EXPECT_TRUE(code == 0 || code == 1) << controller_log();
   EXPECT_GE(history_lines_containing("\"partition\""), 1u) << "no partition was made";
   EXPECT_EQ(json::parse(std::ifstream(latest() / "config.json"))["runtime"], "docker");
+  expect_groups_gone(state);
   expect_nothing_left();
 }
 
@@ -78,8 +83,11 @@ TEST_F(DockerRun, FreezeClientPausesTheWholeContainer) {
 TEST_F(DockerRun, InterruptedRunLeavesNothing) {
   pid_t pid = spawn_run({"--runtime", "docker", "--backend", "redis", "--time-limit", "60", "--nemesis", "none"});
   ASSERT_TRUE(wait_for_history("\"ok\"")) << controller_log();
+  json state = state_of(pid);
+  ASSERT_FALSE(state.is_null()) << controller_log();
   ::kill(pid, SIGINT);
   EXPECT_EQ(exit_code(pid), 2) << controller_log();
+  expect_groups_gone(state);
   expect_nothing_left();
 }
 
