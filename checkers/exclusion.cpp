@@ -1,8 +1,10 @@
 // exclusion: holds of one key by different processes must not overlap (docs/checkers.md).
 //
 // A hold starts when an acquire completes ok and ends at the invoke of the holder's next
-// release of that key, else at the invoke of the op whose info retired the holder, else at
-// the last line of the history. Each key's holds are swept in order of start, keeping the
+// release of that key, or at the holder's `lost` notice of that key (its library told it),
+// else at the invoke of the op whose info retired the holder, else at the last line of the
+// history. When the history has notices at all (a library that can say lost), each
+// violation also says whether the earlier holder had been told. Each key's holds are swept in order of start, keeping the
 // two latest-ending holds of distinct processes among those that started earlier: O(n log n)
 // at worst, O(n) when holds do not pile up.
 //
@@ -28,7 +30,7 @@
 namespace fencecheck {
 namespace {
 
-enum class HoldEnd : std::uint8_t { kRelease, kRetired, kEndOfHistory };
+enum class HoldEnd : std::uint8_t { kRelease, kRetired, kEndOfHistory, kLost };
 
 struct Hold {
   std::uint32_t key;
@@ -85,6 +87,13 @@ class ExclusionChecker : public Checker {
   void observe(const Event& e) override {
     last_time_ = time_order_.check(e);
     if (e.is_nemesis()) return;
+    if (e.is_notice()) {
+      if (e.f == OpFn::kLost) {
+        said_lost_ = true;
+        close(e.process, keys_.id(e.key), e.time, e.index, HoldEnd::kLost);
+      }
+      return;
+    }
     InFlightInvokes::Invoke inv = invokes_.observe(e);
     if (e.type == OpType::kInvoke && e.f == OpFn::kRelease) {
       close(e.process, keys_.id(e.key), e.time, e.index, HoldEnd::kRelease);
@@ -216,7 +225,7 @@ class ExclusionChecker : public Checker {
   }
 
   nlohmann::json hold_json(const Hold& h) const {
-    static constexpr const char* kEnds[] = {"release", "retired", "end-of-history"};
+    static constexpr const char* kEnds[] = {"release", "retired", "end-of-history", "lost"};
     nlohmann::json j = {{"process", h.process},      {"node", nodes_.name(h.node)},
                         {"acquire_index", h.acquire_index}, {"start", h.start},
                         {"end", h.end},              {"ended_by", kEnds[static_cast<int>(h.end_kind)]},
@@ -226,18 +235,26 @@ class ExclusionChecker : public Checker {
   }
 
   nlohmann::json violation_json(const Hold& a, const Hold& b) const {
-    return {{"key", keys_.name(a.key)}, {"held", hold_json(a)}, {"acquired", hold_json(b)},
-            {"message", sentence(a, b)}};
+    nlohmann::json j = {{"key", keys_.name(a.key)}, {"held", hold_json(a)}, {"acquired", hold_json(b)},
+                        {"message", sentence(a, b)}};
+    if (said_lost_) j["holder_told"] = a.end_kind == HoldEnd::kLost;
+    return j;
   }
 
   std::string sentence(const Hold& a, const Hold& b) const {
     std::string until = a.end_kind == HoldEnd::kEndOfHistory
                             ? "until the end of the history at " + format_seconds(a.end)
                             : "to " + format_seconds(a.end);
+    std::string told;
+    if (a.end_kind == HoldEnd::kLost) {
+      told = "; the library said lost at " + format_seconds(a.end);
+    } else if (said_lost_) {
+      told = "; the library stayed silent";
+    }
     return describe_process(a.process, nodes_.name(a.node)) + " held " + keys_.name(a.key) +
            " from " + format_seconds(a.start) + " " + until + " while " +
            describe_process(b.process, nodes_.name(b.node)) + " acquired it at " +
-           format_seconds(b.start);
+           format_seconds(b.start) + told;
   }
 
   std::size_t max_violations_;
@@ -254,6 +271,7 @@ class ExclusionChecker : public Checker {
   std::uint64_t kept_now_ = 0;   // holds in every key's `pending`
   std::uint64_t kept_peak_ = 0;  // the most ever kept at once
   Nanos last_time_ = 0;
+  bool said_lost_ = false;  // the history has lost notices: violations say who was told
 };
 
 }  // namespace

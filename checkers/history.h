@@ -44,7 +44,8 @@ struct Event {
 
   bool is_nemesis() const { return process == kNemesisProcess; }
   bool is_client() const { return !is_nemesis(); }
-  bool is_completion() const { return type != OpType::kInvoke; }
+  bool is_completion() const { return type != OpType::kInvoke && type != OpType::kNotice; }
+  bool is_notice() const { return type == OpType::kNotice; }
 };
 
 // Formats a time in nanoseconds as seconds with millisecond precision, e.g. "1.204 s".

@@ -127,7 +127,7 @@ bool HistoryReader::next(Event& e) {
 
   std::string_view type = fl.require_string("type");
   auto t = parse_op_type(type);
-  if (!t) fl.fail("type", "unknown type \"" + std::string(type) + "\" (expected invoke, ok, fail or info)");
+  if (!t) fl.fail("type", "unknown type \"" + std::string(type) + "\" (expected invoke, ok, fail, info or notice)");
   e.type = *t;
 
   e.f_name.assign(fl.require_string("f"));

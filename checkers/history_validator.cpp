@@ -28,6 +28,13 @@ void HistoryValidator::check(const Event& e) {
     fail("process", "process " + std::to_string(e.process) + " was retired by an info on line " +
                         std::to_string(r->second) + " and may not appear again");
   }
+  if (e.is_notice() != op_spec(e.f).notice) {
+    fail("type", e.is_notice() ? "\"" + e.f_name + "\" is an op, not a notice: type notice is for " + notice_names()
+                               : "\"" + e.f_name + "\" is a notice: its lines have type notice, not \"" +
+                                     std::string(to_string(e.type)) + "\"");
+  }
+  // A notice may come at any time, an op of its process in flight or not.
+  if (e.is_notice()) return;
   auto it = in_flight_.find(e.process);
   if (e.type == OpType::kInvoke) {
     if (it != in_flight_.end()) {

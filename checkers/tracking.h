@@ -41,8 +41,9 @@ class InFlightInvokes {
     std::uint64_t index = 0;
   };
   // Call with every event; returns the invoke that `e` completes (for completions).
+  // Nemesis lines and notices complete nothing.
   Invoke observe(const Event& e) {
-    if (e.is_nemesis()) return {};
+    if (e.is_nemesis() || e.is_notice()) return {};
     if (e.type == OpType::kInvoke) {
       open_[e.process] = {e.time, e.index};
       return open_[e.process];

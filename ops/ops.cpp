@@ -38,12 +38,13 @@ std::string_view to_string(OpType t) {
     case OpType::kOk: return "ok";
     case OpType::kFail: return "fail";
     case OpType::kInfo: return "info";
+    case OpType::kNotice: return "notice";
   }
   return "?";
 }
 
 std::optional<OpType> parse_op_type(std::string_view s) {
-  for (OpType t : {OpType::kInvoke, OpType::kOk, OpType::kFail, OpType::kInfo}) {
+  for (OpType t : {OpType::kInvoke, OpType::kOk, OpType::kFail, OpType::kInfo, OpType::kNotice}) {
     if (s == to_string(t)) return t;
   }
   return std::nullopt;
@@ -81,6 +82,16 @@ std::vector<OpFn> client_ops() {
 std::string op_names() {
   std::string s;
   for (OpFn f : client_ops()) {
+    if (!s.empty()) s += ", ";
+    s += to_string(f);
+  }
+  return s;
+}
+
+std::string notice_names() {
+  std::string s;
+  for (OpFn f : client_ops()) {
+    if (!op_spec(f).notice) continue;
     if (!s.empty()) s += ", ";
     s += to_string(f);
   }

@@ -32,7 +32,9 @@ namespace fencecheck {
 using Token = std::int64_t;  // a fencing token
 using Nanos = std::int64_t;  // nanoseconds since the start of a run
 
-enum class OpType : std::uint8_t { kInvoke, kOk, kFail, kInfo };
+// kNotice: a line that is neither invoke nor completion, from an op declared `notice`
+// (the lock library telling its process something, e.g. `lost`).
+enum class OpType : std::uint8_t { kInvoke, kOk, kFail, kInfo, kNotice };
 std::string_view to_string(OpType t);
 std::optional<OpType> parse_op_type(std::string_view s);
 
@@ -72,10 +74,13 @@ struct OpSpec {
   // outcome; otherwise an ok completion carries `ok` and fail / info carry null.
   bool repeats_invoke_value = false;
   OpDecodes decodes;
+  // A notice, never invoked: its lines have type notice (and no other op's may), with an
+  // `invoke`-shaped value.
+  bool notice = false;
 
   // The shape of the value of a `type` event of this op.
   constexpr ValueShape shape(OpType type) const {
-    if (type == OpType::kInvoke || repeats_invoke_value) return invoke;
+    if (type == OpType::kInvoke || type == OpType::kNotice || repeats_invoke_value) return invoke;
     return type == OpType::kOk ? ok : ValueShape::kNull;
   }
 };
@@ -88,6 +93,7 @@ constexpr std::string_view declaration_problem(const OpSpec& op) {
   if (op.decodes.token && !has_token(op.invoke) && !has_token(op.ok)) return "it decodes a token its value never carries";
   if (op.decodes.appended && !has_value_member(op.invoke)) return "it decodes an appended element but its invoke has no \"value\"";
   if (op.decodes.read_items && (op.ok != ValueShape::kAny || op.repeats_invoke_value)) return "it decodes items read but its ok value is not the value read";
+  if (op.notice && (op.ok != ValueShape::kNull || op.repeats_invoke_value || op.changes_state)) return "a notice has no completions and changes nothing";
   return {};
 }
 
@@ -109,6 +115,10 @@ inline constexpr std::array kBuiltinOps = {
     OpSpec{.name = "cas", .runs_at = OpPlace::kResource, .changes_state = true,
            .invoke = ValueShape::kExpectAndValue, .ok = ValueShape::kExpectAndValue,
            .repeats_invoke_value = true, .decodes = {}},
+    // The lock library told its process that it lost the lock `key` (docs/history.md).
+    OpSpec{.name = "lost", .runs_at = OpPlace::kLockService, .changes_state = false,
+           .invoke = ValueShape::kAny, .ok = ValueShape::kNull, .repeats_invoke_value = false,
+           .decodes = {}, .notice = true},
 };
 static_assert([] {
   for (const OpSpec& op : kBuiltinOps) {
@@ -134,6 +144,7 @@ enum class OpFn : std::uint8_t {
   kRead = builtin_op_index("read"),
   kWrite = builtin_op_index("write"),
   kCas = builtin_op_index("cas"),
+  kLost = builtin_op_index("lost"),
   kNemesis = 0xFF,
 };
 
@@ -143,8 +154,10 @@ const OpSpec& op_spec(OpFn f);
 std::optional<OpFn> find_op(std::string_view name);
 // Every client op, built-in then declared, in index order.
 std::vector<OpFn> client_ops();
-// "acquire, release, read, write, cas" for error messages.
+// "acquire, release, read, write, cas, lost" for error messages.
 std::string op_names();
+// The ops declared `notice` ("lost"), for error messages.
+std::string notice_names();
 // The op's name; "nemesis" for OpFn::kNemesis, "?" for an index no op has.
 std::string_view to_string(OpFn f);
 

@@ -33,7 +33,8 @@ int outcome_code(const std::optional<OpType>& o) {
     case OpType::kOk: return 1;
     case OpType::kFail: return 2;
     case OpType::kInfo: return 3;
-    case OpType::kInvoke: break;
+    case OpType::kInvoke:
+    case OpType::kNotice: break;
   }
   return 0;
 }
@@ -44,7 +45,9 @@ json fn_names() {  // indexed by OpFn: every op of the vocabulary (ops/ops.h)
   return names;
 }
 
-int ended_code(const std::string& why) { return why == "release" ? 0 : why == "retired" ? 1 : 2; }
+int ended_code(const std::string& why) {
+  return why == "release" ? 0 : why == "retired" ? 1 : why == "lost" ? 3 : 2;
+}
 
 json token_json(const std::optional<Token>& t) { return t ? json(*t) : json(); }
 
@@ -173,6 +176,10 @@ json report_data(const Timeline& t, const std::vector<ViolationRef>& violations)
   }
   json marks = json::array();
   for (const auto& m : t.marks) marks.push_back({us(m.time), s.id(m.f), s.id(m.value), m.index});
+  json notices = json::array();
+  for (const auto& n : t.notices) {
+    notices.push_back({n.process, s.id(std::string(to_string(n.f))), us(n.time), s.id(n.key), s.id(n.node)});
+  }
   json res = json::array();
   for (const auto& r : t.resource) {
     res.push_back({r.seq, us(r.time), s.id(r.key), static_cast<int>(r.op), token_json(r.token),
@@ -197,6 +204,7 @@ json report_data(const Timeline& t, const std::vector<ViolationRef>& violations)
           {"holds", std::move(holds)},
           {"faults", std::move(faults)},
           {"marks", std::move(marks)},
+          {"notices", std::move(notices)},
           {"res", std::move(res)},
           {"viol", std::move(viol)},
           {"str", s.table()}};

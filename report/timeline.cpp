@@ -55,6 +55,7 @@ class Builder {
     t.event_times.push_back(e.time);
     t.end_time = e.time;
     if (e.is_nemesis()) return nemesis(e);
+    if (e.is_notice()) return notice(e);
     if (e.type == OpType::kInvoke) return invoke(e);
     complete(e);
   }
@@ -112,6 +113,18 @@ class Builder {
       for (std::size_t h : open_[e.process]) close(h, op.invoke, "retired");
       open_.erase(e.process);
     }
+  }
+
+  // The library told the process it lost the key: its hold of that key ends here.
+  void notice(const Event& e) {
+    t.notices.push_back({e.time, e.process, e.f, e.key, e.node});
+    if (e.f != OpFn::kLost) return;
+    auto& holds = open_[e.process];
+    std::erase_if(holds, [&](std::size_t h) {
+      if (t.holds[h].key != e.key) return false;
+      close(h, e.time, "lost");
+      return true;
+    });
   }
 
   void close(std::size_t h, Nanos end, const char* why) {

@@ -62,6 +62,14 @@ struct NemesisMark {
   std::uint64_t index = 0;
 };
 
+// A notice line: the lock library told a process something (`lost`) about a key.
+struct Notice {
+  Nanos time = 0;
+  std::int64_t process = 0;
+  OpFn f = OpFn::kLost;
+  std::string key, node;
+};
+
 struct OkCompletion {
   Nanos time = 0;
   OpFn f = OpFn::kAcquire;
@@ -72,6 +80,7 @@ struct Timeline {
   std::vector<Hold> holds;      // in start order
   std::vector<FaultWindow> faults;  // in start order
   std::vector<NemesisMark> marks;
+  std::vector<Notice> notices;  // in time order
   std::vector<ResourceEntry> resource;  // file order
   std::vector<OkCompletion> oks;        // every ok client completion, in time order
   std::vector<Nanos> event_times;       // the time of history line `index`

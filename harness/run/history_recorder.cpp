@@ -65,7 +65,8 @@ void HistoryRecorder::count_locked(OpType type, OpFn f, Nanos time, bool not_sen
       stats_.not_sent += not_sent;
       break;
     case OpType::kInfo: ++info_, ++by_f.info, ++stats_.total.info; break;
-    case OpType::kInvoke: break;
+    case OpType::kInvoke:
+    case OpType::kNotice: break;
   }
 }
 

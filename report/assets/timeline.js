@@ -8,8 +8,9 @@
 // `str`, id 0 = ""):
 //   ops:    [process, f, outcome (0 pending, 1 ok, 2 fail, 3 info), invoke, complete|-1,
 //            invoke_index, complete_index|-1, key, node, value, error]   (in invoke order)
-//   holds:  [process, key, node, start, end, ended_by (0 release, 1 retired, 2 end),
+//   holds:  [process, key, node, start, end, ended_by (0 release, 1 retired, 2 end, 3 lost),
 //            acquire_index, token|null]
+//   notices: [process, f, time, key, node]     (the lock library told a process: lost)
 //   faults: [fault, began_by, ended_by, start, end, open_at_end, targets, value,
 //            start_index, end_index|null]
 //   marks:  [time, f, value, index]            (instant nemesis lines: arm, restart, …)
@@ -65,7 +66,7 @@ class FcTimeline {
   buildLanes() {
     const D = this.D, S = this.S, byId = new Map();
     const lane = (id, label, sort) => {
-      if (!byId.has(id)) byId.set(id, { id, label, sort, ops: [], holds: [], maxDur: 0 });
+      if (!byId.has(id)) byId.set(id, { id, label, sort, ops: [], holds: [], notices: [], maxDur: 0 });
       return byId.get(id);
     };
     const nodeOf = new Map();
@@ -87,6 +88,10 @@ class FcTimeline {
       l.holds.push(k);
       if (h[4] - h[3] > l.maxDur) l.maxDur = h[4] - h[3];
     }
+    (D.notices || []).forEach((n, k) => {
+      const l = byId.get(this.mode === 'process' ? 'p' + n[0] : 'n' + (n[4] || nodeOf.get(n[0]) || 0));
+      if (l) l.notices.push(k);
+    });
     this.lanes = [...byId.values()].sort((a, b) =>
       a.sort[0] < b.sort[0] ? -1 : a.sort[0] > b.sort[0] ? 1 : a.sort[1] - b.sort[1]);
     this.top = this.AXIS + this.LANE * (1 + this.resKeys.length);  // fault lane, resource lanes
@@ -201,6 +206,14 @@ class FcTimeline {
       g.fillStyle = lit ? '#f9a8d4' : '#bfdbfe';
       g.fillRect(x0, y + 3, Math.max(1, x1 - x0), this.LANE - 8);
       if (lit) { g.strokeStyle = FC_HI; g.lineWidth = 2; g.strokeRect(x0, y + 3, Math.max(1, x1 - x0), this.LANE - 8); g.lineWidth = 1; }
+      n++;
+    }
+    g.fillStyle = '#b91c1c';  // notices: a red triangle above the lane at the instant
+    for (const j of l.notices) {
+      const nt = D.notices[j];
+      if (nt[2] < this.view[0] || nt[2] > v1) continue;
+      const x = this.x(nt[2]);
+      g.beginPath(); g.moveTo(x - 4, y + 1); g.lineTo(x + 4, y + 1); g.lineTo(x, y + 8); g.fill();
       n++;
     }
     let lastPx = -1, lastOut = -1;

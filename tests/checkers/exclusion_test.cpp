@@ -92,6 +92,50 @@ TEST(Exclusion, HoldEndedByInfoRetirement) {
   EXPECT_EQ(bad.violations[0]["held"]["end"], 10'000'000);
 }
 
+// A holder told `lost` by its library stops holding then: a later acquire by another is
+// fine; one before the notice is a violation that says the library spoke too late, and in a
+// history with notices, a holder never told is said to have been left in silence.
+TEST(Exclusion, ALostNoticeEndsTheHoldAndViolationsSayWhoWasTold) {
+  HistoryBuilder told;
+  told.acquire(1, "l0", 0, 1).lost(1, "l0", 10).acquire(2, "l0", 20, 30).release(2, "l0", 40, 41);
+  auto r = told.result("exclusion");
+  EXPECT_EQ(r.verdict, Verdict::kValid) << r.summary;
+
+  HistoryBuilder late;
+  late.acquire(1, "l0", 0, 1).acquire(2, "l0", 2, 5).lost(1, "l0", 4100).release(2, "l0", 5000, 5001);
+  late.acquire(3, "l1", 0, 1).acquire(4, "l1", 2, 6).release(4, "l1", 7, 8).release(3, "l1", 9, 10);
+  auto bad = late.result("exclusion");
+  ASSERT_EQ(bad.verdict, Verdict::kInvalid);
+  ASSERT_EQ(bad.count, 2u);
+  EXPECT_EQ(bad.violations[0]["held"]["ended_by"], "lost");
+  EXPECT_EQ(bad.violations[0]["holder_told"], true);
+  EXPECT_NE(bad.violations[0]["message"].get<std::string>().find("the library said lost at 4.100 s"), std::string::npos)
+      << bad.violations[0]["message"];
+  EXPECT_EQ(bad.violations[1]["holder_told"], false);
+  EXPECT_NE(bad.violations[1]["message"].get<std::string>().find("the library stayed silent"), std::string::npos)
+      << bad.violations[1]["message"];
+
+  HistoryBuilder other_key;  // a notice of another key ends nothing here
+  other_key.acquire(1, "l0", 0, 1).lost(1, "l9", 2).acquire(2, "l0", 3, 4);
+  EXPECT_EQ(other_key.result("exclusion").verdict, Verdict::kInvalid);
+
+  HistoryBuilder native;  // no notices at all: messages as before, no holder_told
+  native.acquire(1, "l0", 0, 1).acquire(2, "l0", 2, 3);
+  auto plain = native.result("exclusion");
+  EXPECT_FALSE(plain.violations[0].contains("holder_told"));
+  EXPECT_EQ(plain.violations[0]["message"].get<std::string>().find("library"), std::string::npos);
+}
+
+// Notices touch no other checker's rule: tokens and resource judge the same as without them.
+TEST(Exclusion, NoticesLeaveTheOtherCheckersAlone) {
+  HistoryBuilder h;
+  h.acquire(1, "l0", 0, 1, 5).lost(1, "l0", 2).acquire(2, "l0", 3, 4, 6).release(2, "l0", 5, 6, 6);
+  EXPECT_EQ(h.result("tokens").verdict, Verdict::kValid);
+  HistoryBuilder down;
+  down.acquire(1, "l0", 0, 1, 5).lost(1, "l0", 2).acquire(2, "l0", 3, 4, 4);
+  EXPECT_EQ(down.result("tokens").verdict, Verdict::kInvalid) << "a notice does not excuse a token going down";
+}
+
 TEST(Exclusion, FailedAndUnknownAcquiresMakeNoHold) {
   HistoryBuilder h;
   h.acquire(1, "l0", 0, 1);

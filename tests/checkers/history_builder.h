@@ -56,6 +56,10 @@ class HistoryBuilder {
     op(p, "invoke", "read", key, nullptr, t_inv, node(p));
     return op(p, "ok", "read", key, value, t_ok, node(p));
   }
+  // A `lost` notice: the lock library told process p it lost `key`.
+  HistoryBuilder& lost(std::int64_t p, const std::string& key, double t_ms) {
+    return op(p, "notice", "lost", key, nullptr, t_ms, node(p));
+  }
   HistoryBuilder& nemesis(const char* f, double t_ms) {
     json j = {{"index", index_++}, {"time", static_cast<std::int64_t>(t_ms * 1e6)},
               {"process", "nemesis"}, {"type", "info"}, {"f", f}, {"value", {"c1"}}};

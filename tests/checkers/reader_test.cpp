@@ -124,6 +124,22 @@ TEST(Reader, RetiredProcessAppearsAgain) {
                 R"({"index":4,"time":7,"process":2,"type":"invoke","f":"acquire","key":"l0"})"},
                5, "process", "retired");
 }
+// A notice (`lost`) is neither invoke nor completion: it may come with an op of its process
+// in flight, only `lost` has notice lines, and `lost` has nothing else.
+TEST(Reader, LostNoticesAreReadAndTheirTypeIsChecked) {
+  HistoryBuilder ok;
+  ok.acquire(1, "l0", 0, 1).op(1, "invoke", "read", "k", nullptr, 2).lost(1, "l0", 3);
+  ok.op(1, "ok", "read", "k", nullptr, 4).lost(1, "l0", 5);
+  EXPECT_NO_THROW(ok.check());
+  expect_error({R"({"index":2,"time":6,"process":1,"type":"notice","f":"acquire","key":"l0"})"}, 3, "type",
+               "is an op, not a notice: type notice is for lost");
+  expect_error({R"({"index":2,"time":6,"process":1,"type":"invoke","f":"lost","key":"l0"})"}, 3, "type",
+               "\"lost\" is a notice: its lines have type notice, not \"invoke\"");
+  expect_error({R"({"index":2,"time":6,"process":1,"type":"notice","f":"lost"})"}, 3, "key", "missing");
+  expect_error({kInvoke2, R"({"index":3,"time":6,"process":2,"type":"info","f":"acquire","key":"l0"})",
+                R"({"index":4,"time":7,"process":2,"type":"notice","f":"lost","key":"l0"})"},
+               5, "process", "retired");
+}
 TEST(Reader, NemesisMustBeInfo) {
   expect_error({R"({"index":2,"time":6,"process":"nemesis","type":"invoke","f":"pause","value":["c1"]})"}, 3,
                "type", "nemesis");

@@ -54,6 +54,22 @@ TEST(Timeline, ARetiredHolderHoldsUntilTheInvokeOfItsUnknownOp) {
   EXPECT_EQ(t.end_time, 20 * kMs);
 }
 
+TEST(Timeline, ALostNoticeEndsTheHoldOfItsKeyAndIsKept) {
+  HistoryBuilder h;
+  h.acquire(1, "l0", 0, 1, 1).acquire(1, "l1", 2, 3, 2).op(1, "invoke", "read", "k0", nullptr, 4);
+  h.lost(1, "l0", 6).op(1, "ok", "read", "k0", nullptr, 7);
+  Timeline t = timeline_of(h);
+  ASSERT_EQ(t.holds.size(), 2u);
+  EXPECT_EQ(t.holds[0].end, 6 * kMs);
+  EXPECT_EQ(t.holds[0].ended_by, "lost");
+  EXPECT_EQ(t.holds[1].ended_by, "end-of-history") << "only the key the notice names";
+  ASSERT_EQ(t.notices.size(), 1u);
+  EXPECT_EQ(t.notices[0].time, 6 * kMs);
+  EXPECT_EQ(t.notices[0].key, "l0");
+  EXPECT_EQ(t.ops.size(), 3u) << "a notice is not an op";
+  EXPECT_EQ(t.ops[2].outcome, OpType::kOk) << "the read in flight still pairs with its completion";
+}
+
 TEST(Timeline, FailedAndUnknownAcquiresMakeNoHold) {
   HistoryBuilder h;
   h.op(1, "invoke", "acquire", "l0", nullptr, 0).op(1, "fail", "acquire", "l0", nullptr, 1);
