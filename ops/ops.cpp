@@ -79,9 +79,10 @@ std::vector<OpFn> client_ops() {
   return ops;
 }
 
-std::string op_names() {
+std::string op_names(bool notices) {
   std::string s;
   for (OpFn f : client_ops()) {
+    if (!notices && op_spec(f).notice) continue;
     if (!s.empty()) s += ", ";
     s += to_string(f);
   }

@@ -154,8 +154,9 @@ const OpSpec& op_spec(OpFn f);
 std::optional<OpFn> find_op(std::string_view name);
 // Every client op, built-in then declared, in index order.
 std::vector<OpFn> client_ops();
-// "acquire, release, read, write, cas, lost" for error messages.
-std::string op_names();
+// "acquire, release, read, write, cas, lost" for error messages; without the notices
+// ("lost") when notices is false.
+std::string op_names(bool notices = true);
 // The ops declared `notice` ("lost"), for error messages.
 std::string notice_names();
 // The op's name; "nemesis" for OpFn::kNemesis, "?" for an index no op has.

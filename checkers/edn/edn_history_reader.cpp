@@ -122,7 +122,7 @@ struct EdnHistoryReader::Impl {
       e.value = edn::to_json(*value).dump();
     } else {
       auto fn = find_op(e.f_name);
-      if (!fn) fail(f, ":f", "unsupported client function :" + e.f_name + " (known: " + op_names() + ")");
+      if (!fn || op_spec(*fn).notice) fail(f, ":f", "unsupported client function :" + e.f_name + " (known: " + op_names(/*notices=*/false) + ")");
       e.f = *fn;
       set_value(op, *value, e);
     }

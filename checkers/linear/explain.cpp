@@ -38,7 +38,8 @@ nlohmann::json op_to_json(const LinOp& op, const Partition& p) {
     case OpKind::kCas:
       j["value"] = {{"expect", value_json(p, op.arg)}, {"value", value_json(p, op.arg2)}};
       break;
-    case OpKind::kNemesis: break;  // never in a partition
+    case OpKind::kNemesis:
+    case OpKind::kLost: break;  // never in a partition (notices are not ops of the lock)
   }
   j["description"] = describe_op(op, p);
   return j;

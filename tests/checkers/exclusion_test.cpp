@@ -103,7 +103,8 @@ TEST(Exclusion, ALostNoticeEndsTheHoldAndViolationsSayWhoWasTold) {
 
   HistoryBuilder late;
   late.acquire(1, "l0", 0, 1).acquire(2, "l0", 2, 5).lost(1, "l0", 4100).release(2, "l0", 5000, 5001);
-  late.acquire(3, "l1", 0, 1).acquire(4, "l1", 2, 6).release(4, "l1", 7, 8).release(3, "l1", 9, 10);
+  late.acquire(3, "l1", 6000, 6001).acquire(4, "l1", 6002, 6006).release(4, "l1", 6007, 6008);
+  late.release(3, "l1", 6009, 6010);
   auto bad = late.result("exclusion");
   ASSERT_EQ(bad.verdict, Verdict::kInvalid);
   ASSERT_EQ(bad.count, 2u);
@@ -116,12 +117,13 @@ TEST(Exclusion, ALostNoticeEndsTheHoldAndViolationsSayWhoWasTold) {
       << bad.violations[1]["message"];
 
   HistoryBuilder other_key;  // a notice of another key ends nothing here
-  other_key.acquire(1, "l0", 0, 1).lost(1, "l9", 2).acquire(2, "l0", 3, 4);
+  other_key.acquire(1, "l0", 0, 1).lost(1, "l9", 2).acquire(2, "l0", 3, 4).release(2, "l0", 10, 11);
   EXPECT_EQ(other_key.result("exclusion").verdict, Verdict::kInvalid);
 
   HistoryBuilder native;  // no notices at all: messages as before, no holder_told
-  native.acquire(1, "l0", 0, 1).acquire(2, "l0", 2, 3);
+  native.acquire(1, "l0", 0, 1).acquire(2, "l0", 2, 3).release(2, "l0", 10, 11);
   auto plain = native.result("exclusion");
+  ASSERT_EQ(plain.verdict, Verdict::kInvalid);
   EXPECT_FALSE(plain.violations[0].contains("holder_told"));
   EXPECT_EQ(plain.violations[0]["message"].get<std::string>().find("library"), std::string::npos);
 }

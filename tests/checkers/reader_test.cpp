@@ -63,7 +63,7 @@ TEST(Reader, UnknownType) {
 }
 TEST(Reader, UnknownClientFunction) {
   expect_error({R"({"index":2,"time":5,"process":2,"type":"invoke","f":"lock","key":"l0"})"}, 3, "f",
-               "unknown client function \"lock\" (expected one of acquire, release, read, write, cas)");
+               "unknown client function \"lock\" (expected one of acquire, release, read, write, cas, lost)");
 }
 TEST(Reader, MistypedToken) {
   expect_error({kInvoke2, R"({"index":3,"time":6,"process":2,"type":"ok","f":"acquire","key":"l0","value":{"token":"7"}})"},

@@ -10,6 +10,7 @@
 #include "report/run_report.h"
 #include "tests/integration/run_fixture.h"
 #include "tests/report/browser.h"
+#include "tests/report/report_fixture.h"
 
 namespace fencecheck::testing {
 namespace {
@@ -146,6 +147,27 @@ TEST(ReportInBrowserLarge, AHundredThousandEventReportRendersInAFewSeconds) {
               static_cast<unsigned long long>(w.events), script_ms, b.seconds);
   EXPECT_LT(script_ms, 5000.0);
   EXPECT_LT(b.seconds, 60.0) << "loading the page (browser start included) took too long";
+}
+
+// A lost notice (a lock library telling its process) is drawn on its process's lane, and a
+// violation after it says the library spoke too late.
+TEST(ReportInBrowserNotices, ALostNoticeIsDrawnAndTheViolationSaysTheLibrarySpoke) {
+  FC_REQUIRE_TOOL("chromium", "chromium");
+  HistoryBuilder h;
+  h.acquire(1, "l0", 0, 1).acquire(2, "l0", 2, 5).lost(1, "l0", 40).release(2, "l0", 50, 51);
+  const fs::path dir = make_run(h);
+  ReportWritten w = write_run_report(dir);
+  ASSERT_EQ(w.violations, 2u) << "exclusion's, and the linearizable checker's (a notice is no release)";
+  std::string probe = slurp(w.file);
+  probe.insert(probe.rfind("</body>"), R"(<script>
+    const tl = window.fcTimeline;
+    document.body.dataset.notices = String(tl.lanes.reduce((n, l) => n + l.notices.length, 0));
+  </script>)");
+  spit(dir / "probe.html", probe);
+  BrowserResult b = load_in_chromium(dir / "probe.html");
+  EXPECT_EQ(expect_rendered(b), 2);
+  EXPECT_EQ(dom_attr(b.dom, "data-notices"), "1") << b.log;
+  EXPECT_NE(b.dom.find("the library said lost at 0.040 s"), std::string::npos);
 }
 
 }  // namespace
