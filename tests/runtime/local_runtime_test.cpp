@@ -53,6 +53,31 @@ TEST_F(LocalRuntimeTest, PartitionIsAClearError) {
   }
 }
 
+// A setup step on a node (initdb): done when it exits 0; its failure or a step that does
+// not end in time is a HarnessError quoting its log, and nothing of it keeps running.
+TEST_F(LocalRuntimeTest, RunToEndSucceedsOrSaysHowTheStepFailed) {
+  runtime_->create({"n1"});
+  testing::TempDir tmp;
+  auto step = [&](std::vector<std::string> argv) {
+    return ProcessSpec{"n1", "step", std::move(argv), {}, tmp.path() / "step.log", {}, {}};
+  };
+  EXPECT_NO_THROW(runtime_->run_to_end(step({"true"}), std::chrono::seconds(5)));
+  try {
+    runtime_->run_to_end(step({"sh", "-c", "echo no such table >&2; exit 3"}), std::chrono::seconds(5));
+    ADD_FAILURE() << "a failed step passed";
+  } catch (const HarnessError& e) {
+    EXPECT_NE(std::string(e.what()).find("step on node n1 exited with code 3"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("no such table"), std::string::npos) << e.what();
+  }
+  try {
+    runtime_->run_to_end(step({"sleep", "30"}), std::chrono::milliseconds(200));
+    ADD_FAILURE() << "a hung step passed";
+  } catch (const HarnessError& e) {
+    EXPECT_NE(std::string(e.what()).find("did not finish within 200 ms"), std::string::npos) << e.what();
+  }
+  for (Process* p : runtime_->processes()) EXPECT_FALSE(p->alive()) << p->spec().argv[0];
+}
+
 TEST(Grudge, CompleteGrudgeCutsEveryPairAcrossComponentsBothWays) {
   Grudge g = complete_grudge({{"n1", "n2"}, {"n3"}, {"c1"}});
   EXPECT_EQ(g["n1"], (std::set<std::string>{"n3", "c1"}));
