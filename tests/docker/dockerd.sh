@@ -34,6 +34,8 @@ case "${1:-}" in
     if ! running; then
       [ "$(id -u)" -eq 0 ] || unavailable "a private dockerd needs root"
       command -v dockerd >/dev/null || unavailable "dockerd is not installed (scripts/setup.sh installs docker.io)"
+      # dockerd always makes /run/docker/plugins, whatever its exec root: remember to remove it.
+      [ -e /run/docker ] || touch "$run/made-run-docker"
       dockerd --iptables=false --ip-masq=false --bridge=none --data-root "$data" --exec-root "$run/exec" \
         -H "unix://$socket" --pidfile "$run/dockerd.pid" >"$run/dockerd.log" 2>&1 &
       for _ in $(seq 100); do
@@ -57,6 +59,9 @@ case "${1:-}" in
     fi
     # dockerd leaves its default network namespace mounted in the exec root.
     awk -v run="$run" 'index($2, run) == 1 {print $2}' /proc/mounts | sort -r | xargs -r umount -l
+    if [ -e "$run/made-run-docker" ]; then
+      rmdir /run/docker/plugins /run/docker 2>/dev/null || true
+    fi
     rm -rf "$run"
     ;;
   *) echo "usage: dockerd.sh start [BUILD_DIR] | warm | stop" >&2; exit 2 ;;
