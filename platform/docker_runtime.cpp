@@ -6,7 +6,6 @@
 // container's network namespace (NamespacedRuntime); a freeze is `docker pause`.
 #include <fstream>
 #include <iostream>
-#include <thread>
 
 #include "platform/cleanup.h"
 #include "platform/docker_api.h"
@@ -86,21 +85,11 @@ class DockerRuntime final : public NamespacedRuntime {
     }
     containers_.resize(planned.size());
     // In parallel: a container takes about half a second to create and start.
-    std::vector<std::thread> starters;
-    std::mutex failed_mu;
-    std::exception_ptr failed;
+    std::vector<std::function<void()>> starters;
     for (std::size_t i = 0; i < planned.size(); ++i) {
-      starters.emplace_back([&, i] {
-        try {
-          containers_[i] = start_container(planned[i]);
-        } catch (...) {
-          std::lock_guard lock(failed_mu);
-          if (!failed) failed = std::current_exception();
-        }
-      });
+      starters.emplace_back([&, i] { containers_[i] = start_container(planned[i]); });
     }
-    for (auto& t : starters) t.join();
-    if (failed) std::rethrow_exception(failed);
+    run_in_parallel(starters);
     nodes_ = std::move(planned);
   }
 
@@ -222,26 +211,25 @@ void remove_docker_run(const std::string& socket, const std::string& run_id, Cle
     std::string id = labels.is_object() ? labels.value(kRunLabel, "") : "";
     return !run_id.empty() || !keep_run || !keep_run(id);
   };
-  auto containers = api.call("listing the run's containers", "GET", "/containers/json?all=1&filters=" + filter);
-  for (const auto& c : containers) {
-    if (!wanted(c.value("Labels", nlohmann::json()))) continue;
-    std::string id = c.value("Id", "");
-    auto r = api.request("DELETE", "/containers/" + id + "?force=1&v=1");
-    if (r.status == 204 || r.status == 404) {
-      if (r.status == 204) report.removed.push_back("removed container " + id.substr(0, 12) + " (docker at " + socket + ")");
-    } else {
-      report.errors.push_back("container " + id.substr(0, 12) + ": docker answered " + std::to_string(r.status) + ": " + r.body);
-    }
-  }
-  auto networks = api.call("listing the run's networks", "GET", "/networks?filters=" + filter);
-  for (const auto& n : networks) {
-    if (!wanted(n.value("Labels", nlohmann::json()))) continue;
-    std::string name = n.value("Name", "");
-    auto r = api.request("DELETE", "/networks/" + n.value("Id", name));
-    if (r.status == 204 || r.status == 404) {
-      if (r.status == 204) report.removed.push_back("removed network " + name + " (docker at " + socket + ")");
-    } else {
-      report.errors.push_back("network " + name + ": docker answered " + std::to_string(r.status) + ": " + r.body);
+  // Containers first: a network is removable once nothing is attached to it.
+  struct Kind {
+    const char* noun;
+    std::string list, remove_path, remove_query;
+  };
+  for (const Kind& kind : {Kind{"container", "/containers/json?all=1&filters=", "/containers/", "?force=1&v=1"},
+                           Kind{"network", "/networks?filters=", "/networks/", ""}}) {
+    auto objects = api.call(std::string("listing the run's ") + kind.noun + "s", "GET", kind.list + filter);
+    for (const auto& o : objects) {
+      if (!wanted(o.value("Labels", nlohmann::json()))) continue;
+      const std::string id = o.value("Id", "");
+      const std::string name = kind.noun == std::string("network") ? o.value("Name", id) : id.substr(0, 12);
+      auto r = api.request("DELETE", kind.remove_path + id + kind.remove_query);
+      if (r.status == 204) {
+        report.removed.push_back(std::string("removed ") + kind.noun + " " + name + " (docker at " + socket + ")");
+      } else if (r.status != 404) {  // 404: gone already
+        report.errors.push_back(std::string(kind.noun) + " " + name + ": docker answered " +
+                                std::to_string(r.status) + ": " + r.body);
+      }
     }
   }
 }

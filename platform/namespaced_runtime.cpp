@@ -44,6 +44,24 @@ std::string pick_iptables_restore(const std::string& probe_netns_path) {
 
 }  // namespace
 
+void run_in_parallel(const std::vector<std::function<void()>>& jobs) {
+  std::vector<std::thread> threads;
+  std::mutex failed_mu;
+  std::exception_ptr failed;
+  for (const auto& job : jobs) {
+    threads.emplace_back([&] {
+      try {
+        job();
+      } catch (...) {
+        std::lock_guard lock(failed_mu);
+        if (!failed) failed = std::current_exception();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  if (failed) std::rethrow_exception(failed);
+}
+
 void NamespacedRuntime::run_in(std::string_view node_name, const std::function<void()>& fn) const {
   const Node& n = node(node_name);
   const std::string path = netns_path(n);
@@ -103,9 +121,7 @@ void NamespacedRuntime::apply_rules(const std::map<std::string, std::vector<std:
   for (const auto& [n, _] : drops) touch.insert(n);
   if (touch.empty()) return;
   std::string tool = pick_iptables_restore(netns_path(node(*touch.begin())));
-  std::vector<std::thread> setters;
-  std::mutex failed_mu;
-  std::exception_ptr failed;
+  std::vector<std::function<void()>> setters;
   for (const auto& name : touch) {
     std::string table = "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n";
     auto it = drops.find(name);
@@ -113,21 +129,17 @@ void NamespacedRuntime::apply_rules(const std::map<std::string, std::vector<std:
       for (const auto& source : it->second) table += "-A INPUT -s " + source + "/32 -j DROP\n";
     }
     table += "COMMIT\n";
-    setters.emplace_back([&, name, table, path = netns_path(node(name))] {
-      try {
-        os::check_command(in_namespace(path, {tool, "-w"}), "setting firewall rules on node " + name, table);
-      } catch (...) {
-        std::lock_guard lock(failed_mu);
-        if (!failed) failed = std::current_exception();
-      }
+    setters.emplace_back([&tool, name, table, path = netns_path(node(name))] {
+      os::check_command(in_namespace(path, {tool, "-w"}), "setting firewall rules on node " + name, table);
     });
     if (it != drops.end()) nodes_with_rules_.insert(name);
     else nodes_with_rules_.erase(name);
   }
-  for (auto& t : setters) t.join();
-  if (failed) {
+  try {
+    run_in_parallel(setters);
+  } catch (...) {
     nodes_with_rules_ = touch;  // unknown which took effect: the next change rewrites them all
-    std::rethrow_exception(failed);
+    throw;
   }
 }
 

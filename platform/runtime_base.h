@@ -55,6 +55,11 @@ class NodeTableRuntime : public Runtime {
   std::unique_ptr<Supervisor> supervisor_;
 };
 
+// Runs jobs[0..n) each on its own thread and waits for all; then rethrows the first
+// exception any job threw. For per-node actions that would take n times one node's time
+// one after another (a container's start, a node's firewall swap).
+void run_in_parallel(const std::vector<std::function<void()>>& jobs);
+
 class NamespacedRuntime : public NodeTableRuntime {
  public:
   using NodeTableRuntime::NodeTableRuntime;
