@@ -16,6 +16,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -44,6 +45,14 @@ class LockClient {
   virtual LockResult acquire(const std::string& key, std::chrono::milliseconds ttl) = 0;
   // Gives the lock back if g still holds it; kFail "not held" otherwise (e.g. expired).
   virtual LockResult release(const Grant& g) = 0;
+
+  // Told when the lock library says that a grant was lost (adapters/PROTOCOL.md, `lost`):
+  // the grant's key and owner, and the library's reason. Called on a thread of the
+  // client's own, at any time, also while an acquire or release is in flight; it must not
+  // wait for those. fencecheck's own clients never call it.
+  using LostListener =
+      std::function<void(const std::string& key, const std::string& owner, const std::string& reason)>;
+  virtual void set_lost_listener(LostListener) {}
 };
 
 }  // namespace fencecheck

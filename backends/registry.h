@@ -61,6 +61,9 @@ struct BackendInfo {
   std::function<std::unique_ptr<LockClient>(const nlohmann::json& client_config,
                                             const std::string& client_name)>
       make_client;
+  // The servers' "host:port" addresses in client_config, for a lock library's adapter
+  // (adapters/PROTOCOL.md, init's endpoints). Throws std::invalid_argument like make_client.
+  std::function<std::vector<std::string>(const nlohmann::json& client_config)> endpoints;
 };
 
 const std::vector<BackendInfo>& backend_registry();

@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "harness/adapters_command.h"
 #include "harness/check_command.h"
 #include "harness/resource/resource_server.h"
 #include "harness/run/run_command.h"
@@ -21,6 +22,7 @@ int main(int argc, char** argv) {
   fencecheck::add_suite_command(app);
   fencecheck::add_clean_command(app);
   fencecheck::add_report_commands(app);
+  fencecheck::add_adapters_command(app);
   fencecheck::add_worker_command(app);
   fencecheck::add_resource_command(app);
   try {

@@ -213,3 +213,23 @@ std::string check_command(const std::vector<std::string>& argv, const std::strin
 }
 
 }  // namespace fencecheck::os
+
+namespace fencecheck::os {
+
+std::string file_tail(const std::string& path, std::size_t lines) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return "(no log at " + path + ")";
+  in.seekg(0, std::ios::end);
+  std::streamoff size = in.tellg();
+  std::streamoff start = std::max<std::streamoff>(0, size - 64 * 1024);
+  in.seekg(start);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<std::string> all;
+  std::istringstream split(text);
+  for (std::string line; std::getline(split, line);) all.push_back(line);
+  std::string tail;
+  for (std::size_t i = all.size() > lines ? all.size() - lines : 0; i < all.size(); ++i) tail += all[i] + "\n";
+  return tail.empty() ? "(log is empty)" : tail;
+}
+
+}  // namespace fencecheck::os

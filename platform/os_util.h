@@ -45,6 +45,10 @@ std::optional<std::string> find_executable(const std::string& name,
 
 std::string strerror_string(int err);
 
+// The last `lines` lines of the file at path (of its last 64 KiB), for messages that quote
+// a log: "(no log at PATH)" when it cannot be read, "(log is empty)" when it is empty.
+std::string file_tail(const std::string& path, std::size_t lines = 20);
+
 // Writes all of text to fd (retrying short writes and EINTR), fsyncs it and closes it —
 // closing it in every case. Throws HarnessError "cannot <write|fsync|close> <name>: why":
 // a file whose data may not have reached the disk must never be taken for written.

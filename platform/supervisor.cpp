@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "platform/launch.h"
+#include "platform/os_util.h"
 #include "platform/proc_stat.h"
 #include "platform/run_state.h"
 
@@ -169,23 +170,7 @@ class ProcessImpl final : public Process {
     }
   }
 
-  std::string log_tail(std::size_t lines) const override {
-    std::ifstream in(spec_.log, std::ios::binary);
-    if (!in) return "(no log at " + spec_.log.string() + ")";
-    in.seekg(0, std::ios::end);
-    std::streamoff size = in.tellg();
-    std::streamoff start = std::max<std::streamoff>(0, size - 64 * 1024);
-    in.seekg(start);
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    std::vector<std::string> all;
-    std::istringstream split(text);
-    for (std::string line; std::getline(split, line);) all.push_back(line);
-    std::string tail;
-    for (std::size_t i = all.size() > lines ? all.size() - lines : 0; i < all.size(); ++i) {
-      tail += all[i] + "\n";
-    }
-    return tail.empty() ? "(log is empty)" : tail;
-  }
+  std::string log_tail(std::size_t lines) const override { return os::file_tail(spec_.log, lines); }
 
  private:
   bool alive_locked() {

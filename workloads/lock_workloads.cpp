@@ -136,6 +136,7 @@ class LockAppendWorkload : public Workload {
       if (!s.running()) return true;  // the test is ending: release, do not walk on
     }
     s.sleep(random_upto(s, o_.hold));
+    if (s.lost(lock_name(i))) return true;  // the library said the lock is gone: no write
     list.push_back(s.unique_element());
     OpResult wrote =
         s.invoke(OpFn::kWrite, resource_key(i, generation), {{"token", token}, {"value", list}});

@@ -45,6 +45,12 @@ class ClientSession {
   virtual void sleep(std::chrono::milliseconds d) = 0;     // returns early when ending
   virtual std::mt19937_64& rng() = 0;                      // seeded per client
   virtual std::uint64_t unique_element() = 0;              // unique in the whole run
+  // True when the lock library told this client, since its last acquire of `lock`, that it
+  // lost that lock (a `lost` notice): a careful client stops using the resource then.
+  virtual bool lost(const std::string& lock) const {
+    (void)lock;
+    return false;
+  }
 };
 
 // lock-append's default bound on the elements one resource key holds (the reasons are in

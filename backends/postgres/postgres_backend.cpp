@@ -27,6 +27,10 @@ BackendInfo postgres_backend_info() {
                         const std::string& client_name) -> std::unique_ptr<LockClient> {
     return make_postgres_lock_client(PostgresClientConfig::from_json(config), client_name);
   };
+  info.endpoints = [](const nlohmann::json& config) -> std::vector<std::string> {
+    PostgresClientConfig c = PostgresClientConfig::from_json(config);
+    return {c.host + ":" + std::to_string(c.port)};
+  };
   return info;
 }
 

@@ -20,6 +20,10 @@ BackendInfo redis_backend_info() {
                         const std::string& client_name) -> std::unique_ptr<LockClient> {
     return std::make_unique<RedisLockClient>(RedisClientConfig::from_json(config), client_name);
   };
+  info.endpoints = [](const nlohmann::json& config) -> std::vector<std::string> {
+    RedisClientConfig c = RedisClientConfig::from_json(config);
+    return {c.host + ":" + std::to_string(c.port)};
+  };
   return info;
 }
 

@@ -60,6 +60,13 @@ BackendInfo redlock_backend_info() {
   info.make_client = [](const nlohmann::json& config, const std::string&) -> std::unique_ptr<LockClient> {
     return std::make_unique<RedlockClient>(RedlockClientConfig::from_json(config));
   };
+  info.endpoints = [](const nlohmann::json& config) {
+    std::vector<std::string> masters;
+    for (const RedisEndpoint& e : RedlockClientConfig::from_json(config).instances) {
+      masters.push_back(e.to_string());
+    }
+    return masters;
+  };
   return info;
 }
 

@@ -1,5 +1,7 @@
 #include "backends/zookeeper/zookeeper_backend.h"
 
+#include <algorithm>
+
 #include "backends/zookeeper/zookeeper_lock_client.h"
 #include "backends/zookeeper/zookeeper_server.h"
 
@@ -24,6 +26,15 @@ BackendInfo zookeeper_backend_info() {
   info.make_client = [](const nlohmann::json& config,
                         const std::string& client_name) -> std::unique_ptr<LockClient> {
     return std::make_unique<ZooKeeperLockClient>(ZooKeeperClientConfig::from_json(config), client_name);
+  };
+  info.endpoints = [](const nlohmann::json& config) {
+    std::vector<std::string> members;
+    std::string hosts = ZooKeeperClientConfig::from_json(config).hosts;
+    for (std::size_t start = 0, comma; start < hosts.size(); start = comma + 1) {
+      comma = std::min(hosts.find(',', start), hosts.size());
+      members.push_back(hosts.substr(start, comma - start));
+    }
+    return members;
   };
   return info;
 }

@@ -1,5 +1,10 @@
 #include "harness/control/worker_handle.h"
 
+#include <condition_variable>
+#include <mutex>
+#include <optional>
+#include <thread>
+
 #include <grpcpp/grpcpp.h>
 
 #include "harness/control/op_codec.h"
@@ -18,6 +23,8 @@ std::chrono::system_clock::time_point after(std::chrono::milliseconds d) {
 struct WorkerHandle::Impl {
   std::shared_ptr<grpc::Channel> channel;
   std::unique_ptr<proto::Worker::Stub> stub;
+  grpc::ClientContext notices_ctx;
+  std::thread notices;
 };
 
 WorkerHandle::WorkerHandle(std::string socket_path)
@@ -32,7 +39,22 @@ WorkerHandle::WorkerHandle(std::string socket_path)
   impl_->stub = proto::Worker::NewStub(impl_->channel);
 }
 
-WorkerHandle::~WorkerHandle() = default;
+WorkerHandle::~WorkerHandle() {
+  if (impl_->notices.joinable()) {
+    impl_->notices_ctx.TryCancel();
+    impl_->notices.join();
+  }
+}
+
+void WorkerHandle::watch_notices(std::function<void(const Notice&)> on_notice) {
+  impl_->notices = std::thread([impl = impl_.get(), on_notice = std::move(on_notice)] {
+    proto::NoticesRequest req;
+    std::unique_ptr<grpc::ClientReader<proto::Notice>> reader = impl->stub->Notices(&impl->notices_ctx, req);
+    proto::Notice n;
+    while (reader->Read(&n)) on_notice(Notice{n.f(), n.key(), n.lease(), n.reason()});
+    reader->Finish();
+  });
+}
 
 bool WorkerHandle::connects_within(std::chrono::milliseconds timeout) {
   return impl_->channel->WaitForConnected(after(timeout));
@@ -46,17 +68,39 @@ void WorkerHandle::wait_connected(std::chrono::milliseconds timeout) {
 }
 
 void WorkerHandle::setup(const std::string& backend, const nlohmann::json& client_config,
-                         const std::string& resource_address, const std::string& node) {
+                         const std::string& resource_address, const std::string& node,
+                         const ClientChoice& client, const std::function<bool()>& cancelled) {
   proto::SetupRequest req;
   req.set_backend(backend);
   req.set_client_config_json(client_config.dump());
   req.set_resource_address(resource_address);
   req.set_node(node);
+  req.set_client(client.name);
+  req.set_adapter_log(client.adapter_log);
+  req.set_op_timeout_ms(client.op_timeout.count());
+  req.set_acquire_timeout_ms(client.acquire_timeout.count());
   proto::SetupReply reply;
   grpc::ClientContext ctx;
-  ctx.set_deadline(after(std::chrono::seconds(10)));
+  ctx.set_deadline(after(std::chrono::seconds(20)));
   ctx.set_wait_for_ready(true);
-  grpc::Status st = impl_->stub->Setup(&ctx, req, &reply);
+  std::mutex mu;
+  std::condition_variable done_cv;
+  std::optional<grpc::Status> done;
+  impl_->stub->async()->Setup(&ctx, &req, &reply, [&](grpc::Status s) {
+    std::lock_guard lock(mu);
+    done = std::move(s);
+    done_cv.notify_all();
+  });
+  std::unique_lock lock(mu);
+  bool cancelling = false;
+  while (!done_cv.wait_for(lock, std::chrono::milliseconds(50), [&] { return done.has_value(); })) {
+    if (!cancelling && cancelled && cancelled()) {
+      ctx.TryCancel();  // the callback still runs, and is waited for: it uses this frame
+      cancelling = true;
+    }
+  }
+  grpc::Status st = *done;
+  if (cancelling) throw Interrupted("worker " + node + ": setup interrupted");
   if (!st.ok()) {
     throw HarnessError("worker " + node + " (" + socket_path_ + ") setup failed: " +
                        st.error_message());
@@ -73,7 +117,7 @@ WorkerHandle::Completion WorkerHandle::invoke(OpFn f, const std::string& key,
   try {
     req = encode_invoke(f, key, invoke_value, ttl, fence);
   } catch (const std::exception& e) {
-    return Completion{OpType::kFail, nullptr, std::string("bad ") + std::string(to_string(f)) + ": " + e.what(), true};
+    return Completion{OpType::kFail, nullptr, std::string("bad ") + std::string(to_string(f)) + ": " + e.what(), true, {}, {}};
   }
   proto::InvokeReply reply;
   grpc::ClientContext ctx;
@@ -86,6 +130,8 @@ WorkerHandle::Completion WorkerHandle::invoke(OpFn f, const std::string& key,
     return c;  // info: the worker may have run it
   }
   c.error = reply.error();
+  c.broken = reply.broken();
+  if (reply.has_result()) c.lease = reply.result().lease();
   switch (reply.type()) {
     case proto::InvokeReply::OK:
       try {

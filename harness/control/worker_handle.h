@@ -8,6 +8,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -16,6 +17,15 @@
 #include "ops/ops.h"
 
 namespace fencecheck {
+
+// Which lock client a worker makes: fencecheck's own for the backend ("native"), or a lock
+// library's adapter (adapters/registry.h), with what the adapter needs.
+struct WorkerClientChoice {
+  std::string name = "native";
+  std::string adapter_log;  // the adapter's stderr
+  std::chrono::milliseconds op_timeout{5000};
+  std::chrono::milliseconds acquire_timeout{500};
+};
 
 class WorkerHandle {
  public:
@@ -31,16 +41,31 @@ class WorkerHandle {
   // True once the worker accepts a connection; false after timeout. Never throws.
   bool connects_within(std::chrono::milliseconds timeout);
 
+  using ClientChoice = WorkerClientChoice;
   // Makes the worker's lock client and resource stub. Throws HarnessError with the
-  // worker's reason (unknown backend, malformed config) or if it does not answer in 10 s.
+  // worker's reason (unknown backend, malformed config, an adapter that did not start) or
+  // if it does not answer in 20 s (an adapter's init may take 10). cancelled is asked every
+  // 50 ms; when it says true the call is cancelled and Interrupted thrown.
   void setup(const std::string& backend, const nlohmann::json& client_config,
-             const std::string& resource_address, const std::string& node);
+             const std::string& resource_address, const std::string& node,
+             const ClientChoice& client = ClientChoice{}, const std::function<bool()>& cancelled = {});
+
+  // What the worker's lock library said on its own: `lost` for the grant `lease` on `key`.
+  struct Notice {
+    std::string f, key, lease, reason;
+  };
+  // Streams the worker's notices to on_notice, on a thread of this handle's, until the
+  // worker stops or the handle is destroyed (which cancels the stream and joins the
+  // thread: bounded). Call at most once.
+  void watch_notices(std::function<void(const Notice&)> on_notice);
 
   struct Completion {
     OpType type = OpType::kInfo;  // kOk, kFail or kInfo
     nlohmann::json ok_value;      // kOk: what an acquire or read returned (op_codec.h)
     std::string error;
     bool not_sent = false;        // kFail: nothing reached the service (unreachable)
+    std::string lease;            // kOk acquire: the grant's owner id (Notice::lease)
+    std::string broken;           // kInfo: the worker's own lock client broke (why)
   };
   // Runs op f on key; invoke_value is the history's invoke value (an op whose value has the
   // wrong shape completes kFail, never sent); ttl: an acquire's lease. Returns within

@@ -18,29 +18,73 @@ OpResult WorkerSession::invoke(OpFn f, const std::string& key, const nlohmann::j
     worker = shared_.workers.handle(node_, &generation);
   }
   if (!worker) return OpResult{OpType::kFail, nullptr, "the test is ending"};  // nothing sent
+  std::unique_lock lock(mu_);
   if (generation_ != 0 && generation != generation_) {
     // The process this client was died with its worker: whatever it held, it holds no more.
     shared_.history.record(process_, OpType::kInvoke, f, key, value, node_);
     OpResult gone{OpType::kInfo, completion_value(f, OpType::kInfo, value, nullptr),
                   "the client's worker was killed by the nemesis before this op; it was never sent"};
     shared_.history.record(process_, gone.type, f, key, gone.value, node_, gone.error);
-    process_ = shared_.next_process++;
-    generation_ = 0;
+    retire_locked();
     return gone;
   }
   generation_ = generation;
-
+  if (f == OpFn::kRelease) held_.erase(key);  // the hold ends at the release's invoke
   shared_.history.record(process_, OpType::kInvoke, f, key, value, node_);
+  lock.unlock();
   WorkerHandle::Completion c = worker->invoke(f, key, value, shared_.ttl, shared_.op_timeout, fence);
   OpResult r{c.type, completion_value(f, c.type, value, c.ok_value), c.error};
+  lock.lock();
   shared_.history.record(process_, r.type, f, key, r.value, node_, r.error, c.not_sent);
-  if (r.type == OpType::kInfo) {
-    process_ = shared_.next_process++;
-    generation_ = 0;
-    after_info(r);
+  if (r.type == OpType::kOk && f == OpFn::kAcquire) {
+    told_lost_.erase(key);
+    held_[key] = c.lease;
+    // Any other early notice was for a grant this session never saw granted.
+    auto early = early_.find(c.lease);
+    std::optional<WorkerHandle::Notice> now_due;
+    if (early != early_.end()) now_due = early->second;
+    early_.clear();
+    if (now_due) {
+      lock.unlock();
+      notice(*now_due);
+      lock.lock();
+    }
   }
+  if (r.type == OpType::kInfo) retire_locked();
+  lock.unlock();
+  if (!c.broken.empty()) {
+    stop(c.broken);
+    return r;
+  }
+  if (r.type == OpType::kInfo) after_info(r);
   if (r.type == OpType::kOk && f == OpFn::kAcquire) shared_.on_acquired(node_);
   return r;
+}
+
+void WorkerSession::retire_locked() {
+  process_ = shared_.next_process++;
+  generation_ = 0;
+  held_.clear();
+  early_.clear();
+  told_lost_.clear();
+}
+
+void WorkerSession::notice(const WorkerHandle::Notice& n) {
+  if (n.f != "lost") return;
+  std::lock_guard lock(mu_);
+  auto held = held_.find(n.key);
+  if (held != held_.end() && held->second == n.lease) {
+    shared_.history.record(process_, OpType::kNotice, OpFn::kLost, n.key, {{"reason", n.reason}}, node_);
+    held_.erase(held);
+    told_lost_.insert(n.key);
+  } else if (early_.size() < 64) {
+    early_[n.lease] = n;  // its acquire's ok may not be recorded yet
+  }
+}
+
+bool WorkerSession::lost(const std::string& lock) const {
+  std::lock_guard guard(mu_);
+  return told_lost_.contains(lock);
 }
 
 void WorkerSession::after_info(const OpResult& r) {

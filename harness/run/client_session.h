@@ -10,12 +10,22 @@
 // between two ops retires the client's process with the next op (recorded info: it was
 // never sent), so that its holds end there and the client goes on as a new process. Used
 // by one client thread at a time.
+//
+// Notices (a lock library saying a lock was lost) come from the worker pool's thread:
+// notice() records one under the process that holds that grant, and lost() then tells the
+// workload. A notice for a grant whose acquire the session has not recorded yet waits for
+// it; one for a process that is retired or no longer holds the lock is dropped (its hold
+// ended already). An op whose worker says its lock client broke (an adapter that broke its
+// protocol) stops the client and tells BenchHealth why.
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <map>
+#include <mutex>
 #include <random>
+#include <set>
 #include <string>
 
 #include "harness/run/bench_health.h"
@@ -47,22 +57,33 @@ class WorkerSession : public ClientSession {
   OpResult invoke(OpFn f, const std::string& key, const nlohmann::json& value,
                   std::optional<std::int64_t> fence = std::nullopt) override;
   bool running() const override { return shared_.running.load() && !stopped_; }
+  bool lost(const std::string& lock) const override;
+  void notice(const WorkerHandle::Notice& n);
   void sleep(std::chrono::milliseconds d) override;
   std::mt19937_64& rng() override { return rng_; }
   std::uint64_t unique_element() override { return shared_.next_element++; }
 
   bool stopped() const { return stopped_; }  // stopped for good (see above)
   const std::string& node() const { return node_; }
-  std::int64_t process() const { return process_; }
+  std::int64_t process() const {
+    std::lock_guard lock(mu_);
+    return process_;
+  }
 
  private:
+  // Retires the process (after an info): whatever it held, it holds no more. Under mu_.
+  void retire_locked();
   // After an info: stop if the bench is broken, else wait for a killed worker's successor.
   void after_info(const OpResult& r);
   void stop(const std::string& reason);
 
   SessionShared& shared_;
   std::string node_;
+  mutable std::mutex mu_;  // process_, the maps below, and the order of history lines
   std::int64_t process_;
+  std::map<std::string, std::string> held_;                  // lock → lease of this process's grant
+  std::map<std::string, WorkerHandle::Notice> early_;        // lease → a notice before its acquire's ok
+  std::set<std::string> told_lost_;                          // locks the library said were lost
   std::mt19937_64 rng_;
   std::uint64_t infos_ = 0;
   std::uint64_t generation_ = 0;  // of the worker the last op went to; 0 after an info

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <random>
 
+#include "adapters/registry.h"
 #include "backends/registry.h"
 #include "platform/runtime.h"
 #include "nemesis/clock/node_clocks.h"
@@ -86,6 +87,9 @@ std::optional<std::string> RunConfig::input_problem(const OptionSchema& schema) 
     return "--resource must be fenced or unfenced, not \"" + resource + "\"";
   }
   if (auto p = schema.problem(opts)) return p;
+  if (opts.has("client")) {
+    if (auto p = adapter_backend_problem(opts.text("client"), backend)) return p;
+  }
   // The rules between options, each written once here.
   const double time_limit_s = opts.number("time-limit");
   if (a_fault_reads(nemesis, "pause-ms") && static_cast<double>(opts.integer("pause-ms")) >= time_limit_s * 1000) {
@@ -114,6 +118,9 @@ std::optional<std::string> RunConfig::problem(const OptionSchema& schema) const 
     if (auto why = rt->unavailable()) return *why;
   }
   if (auto missing = missing_binary_message(*find_backend(backend))) return *missing;
+  if (const AdapterInfo* a = opts.has("client") ? find_adapter(opts.text("client")) : nullptr) {
+    if (auto p = adapter_install_problem(*a)) return p;
+  }
   return std::nullopt;
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "adapters/registry.h"
 #include "checkers/registry.h"
 #include "nemesis/nemesis.h"
 #include "platform/runtime.h"
@@ -63,6 +64,7 @@ OptionSchema make_run_option_schema() {
   schema.add(run_and_workload_options());
   schema.add(checker_option_specs());
   schema.add(runtime_option_specs());
+  schema.add(client_option_specs());
   return schema;
 }
 

@@ -5,9 +5,11 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <mutex>
 #include <thread>
 
+#include "adapters/registry.h"
 #include "backends/registry.h"
 #include "checkers/registry.h"
 #include "harness/results.h"
@@ -168,7 +170,10 @@ void Runner::set_up() {
   check_interrupt();
   workers_ = std::make_unique<WorkerPool>(
       *runtime_,
-      WorkerSetup{exe_, control_dir_, dir_ / "nodes", c_.backend, server_->client_config(), resource_address_},
+      WorkerSetup{exe_, control_dir_, dir_ / "nodes", c_.backend, server_->client_config(), resource_address_,
+                  WorkerHandle::ClientChoice{c_.opts.text("client"), "", c_.opts.ms("op-timeout-ms"),
+                                             c_.opts.ms("acquire-timeout-ms")},
+                  [] { return interrupts() > 0; }},
       clients_);
   workers_->start_all();
   check_interrupt();
@@ -183,6 +188,7 @@ void Runner::start_nodes() {
   runtime_->share(dir_, true);
   runtime_->share(control_dir_, true);
   runtime_->share(exe_, false);
+  if (const AdapterInfo* a = find_adapter(c_.opts.text("client"))) runtime_->share(adapter_dir(*a), false);
   if (auto library = NodeClocks::find_library(exe_)) runtime_->share(*library, false);
   std::vector<std::string> nodes = server_->nodes();
   nodes.push_back(ResourceNode::kNode);
@@ -235,6 +241,24 @@ void Runner::run_clients() {
     sessions.push_back(std::make_unique<WorkerSession>(shared, clients_[static_cast<std::size_t>(i)], i,
                                                        *c_.seed + 1 + static_cast<std::uint64_t>(i)));
   }
+  // Notices reach the sessions while they exist; the workers' threads outlive them.
+  struct Directory {
+    std::mutex mu;
+    std::map<std::string, WorkerSession*> by_node;
+  };
+  auto directory = std::make_shared<Directory>();
+  for (auto& s : sessions) directory->by_node[s->node()] = s.get();
+  workers_->set_notice_sink([directory](const std::string& node, const WorkerHandle::Notice& n) {
+    std::lock_guard lock(directory->mu);
+    if (auto it = directory->by_node.find(node); it != directory->by_node.end()) it->second->notice(n);
+  });
+  struct Forget {
+    std::shared_ptr<Directory> directory;
+    ~Forget() {
+      std::lock_guard lock(directory->mu);
+      directory->by_node.clear();
+    }
+  } forget{directory};
   const double time_limit_s = c_.opts.number("time-limit");
   Progress progress(out_, time_limit_s, *history_, [this] { return schedule_->describe_active(); });
   auto start = std::chrono::steady_clock::now();

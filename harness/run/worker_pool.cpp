@@ -60,7 +60,23 @@ Readiness WorkerPool::await_ready(const std::string& node, const CancelCheck& gi
       *w.process, [&] { return w.handle->connects_within(milliseconds(50)); }, milliseconds(10000), give_up);
   try {
     if (r == Readiness::kTimedOut) throw HarnessError("it did not accept a connection within 10000 ms");
-    if (r == Readiness::kReady) w.handle->setup(setup_.backend, setup_.client_config, setup_.resource_address, node);
+    if (r == Readiness::kReady) {
+      WorkerHandle::ClientChoice client = setup_.client;
+      client.adapter_log = (setup_.nodes_dir / node / "adapter.log").string();
+      w.handle->setup(setup_.backend, setup_.client_config, setup_.resource_address, node, client,
+                      [&] { return (setup_.interrupted && setup_.interrupted()) || (give_up && give_up()); });
+      w.handle->watch_notices([this, node](const WorkerHandle::Notice& n) {
+        std::shared_ptr<NoticeSink> sink;
+        {
+          std::lock_guard lock(mu_);
+          sink = sink_;
+        }
+        if (sink) (*sink)(node, n);
+      });
+    }
+  } catch (const Interrupted&) {
+    if (setup_.interrupted && setup_.interrupted()) throw;
+    return Readiness::kGaveUp;  // give_up said so; the worker stays launched
   } catch (const std::exception& e) {
     throw HarnessError("worker on " + node + " did not start: " + e.what() + "\n" + w.process->log_tail());
   }
@@ -112,6 +128,11 @@ bool WorkerPool::stop(const std::string& node) {
   w.handle->shutdown(milliseconds(1000));
   w.process->stop(milliseconds(2000));
   return true;
+}
+
+void WorkerPool::set_notice_sink(NoticeSink sink) {
+  std::lock_guard lock(mu_);
+  sink_ = std::make_shared<NoticeSink>(std::move(sink));
 }
 
 void WorkerPool::shutdown_all(milliseconds timeout) {

@@ -33,7 +33,13 @@ struct WorkerSetup {
   std::string backend;
   nlohmann::json client_config;
   std::string resource_address;
+  // The lock client; an adapter's log goes to nodes_dir/<node>/adapter.log.
+  WorkerHandle::ClientChoice client;
+  CancelCheck interrupted;  // Ctrl-C: ends a worker's setup early (Interrupted)
 };
+
+// Where the notices of every worker go: the node and what its library said.
+using NoticeSink = std::function<void(const std::string& node, const WorkerHandle::Notice& notice)>;
 
 class WorkerPool final : public NodeProcesses {
  public:
@@ -49,6 +55,9 @@ class WorkerPool final : public NodeProcesses {
   Process* process(const std::string& node) const;  // nullptr while down
   // Asks every worker to exit (up to timeout each); the Runtime stops what remains.
   void shutdown_all(std::chrono::milliseconds timeout);
+  // From now on, every worker's notices (a lock library saying a lock was lost) go to
+  // sink, on the worker handle's thread; before, they are dropped. Thread-safe.
+  void set_notice_sink(NoticeSink sink);
 
   // NodeProcesses
   std::vector<std::string> nodes() const override { return nodes_; }
@@ -84,6 +93,7 @@ class WorkerPool final : public NodeProcesses {
   std::map<std::string, Worker> workers_;   // set up and in use
   std::map<std::string, Worker> launched_;  // spawned, not yet set up
   std::map<std::string, std::uint64_t> generations_;
+  std::shared_ptr<NoticeSink> sink_;  // under mu_
 };
 
 }  // namespace fencecheck

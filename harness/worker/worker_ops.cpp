@@ -7,6 +7,7 @@
 #include <grpcpp/grpcpp.h>
 #include <nlohmann/json.hpp>
 
+#include "adapters/adapter_client.h"
 #include "backends/registry.h"
 #include "harness/control/op_codec.h"
 #include "platform/json_text.h"
@@ -25,6 +26,7 @@ struct WorkerOps::Session {
 namespace {
 
 using Reply = proto::InvokeReply;
+using std::chrono::milliseconds;
 
 Reply make_reply(Reply::Type type, std::string error = "", bool not_sent = false) {
   Reply r;
@@ -65,6 +67,32 @@ Reply write_outcome(const grpc::Status& st, const proto::WriteReply& out) {
   return make_reply(Reply::FAIL, "rejected by the resource: " + out.reason());
 }
 
+// The backend's own client, or the adapter of a lock library (which throws AdapterBroken,
+// naming it, when it does not start).
+std::unique_ptr<LockClient> make_lock_client(const BackendInfo& backend, const nlohmann::json& config,
+                                             const std::string& node, const proto::SetupRequest& req) {
+  if (req.client().empty() || req.client() == kNativeClient) return backend.make_client(config, node);
+  const AdapterInfo* adapter = find_adapter(req.client());
+  if (adapter == nullptr) {
+    std::string known;
+    for (const std::string& name : client_names()) known += (known.empty() ? "" : ", ") + name;
+    throw std::invalid_argument("unknown client \"" + req.client() + "\" (known: " + known + ")");
+  }
+  if (!backend.endpoints) throw std::invalid_argument("backend " + backend.name + " names no endpoints for adapters");
+  AdapterSettings s;
+  s.adapter = adapter;
+  s.node = node;
+  s.backend = backend.name;
+  s.client_config = config;
+  s.endpoints = backend.endpoints(config);
+  s.log = req.adapter_log();
+  // The worker's answer must reach the controller before the op's deadline there.
+  const milliseconds op_timeout(std::max<std::int64_t>(req.op_timeout_ms(), 100));
+  s.op_timeout = std::max(op_timeout / 2, op_timeout - milliseconds(1000));
+  s.acquire_timeout = milliseconds(req.acquire_timeout_ms());
+  return std::make_unique<AdapterLockClient>(std::move(s));
+}
+
 }  // namespace
 
 WorkerOps::WorkerOps(std::string default_node, std::chrono::milliseconds resource_deadline)
@@ -93,7 +121,17 @@ void WorkerOps::setup(const proto::SetupRequest& req) {
   }
   auto s = std::make_shared<Session>();
   s->node = req.node().empty() ? default_node_ : req.node();
-  s->client = backend->make_client(config, s->node);
+  s->client = make_lock_client(*backend, config, s->node, req);
+  s->client->set_lost_listener([this](const std::string& key, const std::string& lease, const std::string& reason) {
+    proto::Notice n;
+    n.set_f("lost");
+    n.set_key(valid_utf8(key));
+    n.set_lease(valid_utf8(lease));
+    n.set_reason(valid_utf8(reason));
+    std::lock_guard lock(notice_mu_);
+    notices_.push_back(std::move(n));
+    notice_cv_.notify_all();
+  });
   grpc::ChannelArguments args;
   // gRPC's default reconnect backoff grows to two minutes; after a healed partition or a
   // resumed resource the worker must reach it again within a second.
@@ -116,8 +154,15 @@ proto::InvokeReply WorkerOps::invoke(const proto::InvokeRequest& req) {
     return make_reply(Reply::FAIL, std::string("bad request: ") + e.what(), true);
   }
   switch (op.f) {
-    case OpFn::kAcquire: return acquire(*s, op);
-    case OpFn::kRelease: return release(*s, op);
+    case OpFn::kAcquire:
+    case OpFn::kRelease:
+      try {
+        return op.f == OpFn::kAcquire ? acquire(*s, op) : release(*s, op);
+      } catch (const AdapterBroken& e) {
+        Reply r = make_reply(Reply::INFO, e.what());
+        r.set_broken(valid_utf8(e.what()));
+        return r;
+      }
     case OpFn::kRead: return read(*s, op);
     case OpFn::kWrite: return write(*s, op);
     case OpFn::kCas: return cas(*s, op);
@@ -142,7 +187,7 @@ proto::InvokeReply WorkerOps::acquire(Session& s, const DecodedOp& op) {
   Reply r = from_lock_result(res);
   if (res.outcome == Outcome::kOk && res.grant) {
     if (res.grant->token) r.mutable_result()->set_token(*res.grant->token);
-    else r.mutable_result();
+    r.mutable_result()->set_lease(valid_utf8(res.grant->owner));
     s.grants[op.key] = *res.grant;
   } else if (res.outcome == Outcome::kOk) {
     r = make_reply(Reply::INFO, "the lock client reported ok without a grant");
@@ -159,6 +204,26 @@ proto::InvokeReply WorkerOps::release(Session& s, const DecodedOp& op) {
   // retried release can still try.
   if (res.outcome != Outcome::kUnknown) s.grants.erase(it);
   return from_lock_result(res);
+}
+
+bool WorkerOps::next_notice(proto::Notice& out, milliseconds wait) {
+  std::unique_lock lock(notice_mu_);
+  if (!notice_cv_.wait_for(lock, wait, [this] { return notices_closed_ || !notices_.empty(); })) return false;
+  if (notices_closed_) return false;
+  out = std::move(notices_.front());
+  notices_.pop_front();
+  return true;
+}
+
+bool WorkerOps::notices_closed() {
+  std::lock_guard lock(notice_mu_);
+  return notices_closed_;
+}
+
+void WorkerOps::close_notices() {
+  std::lock_guard lock(notice_mu_);
+  notices_closed_ = true;
+  notice_cv_.notify_all();
 }
 
 template <class Request, class Reply, class Method>

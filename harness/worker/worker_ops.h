@@ -10,12 +10,19 @@
 // with an error naming the problem, and so is an op of the vocabulary (ops/ops.h) that the
 // worker has no code for. cas goes to the resource's compare-and-set, like a write.
 //
+// The lock client is the backend's own (SetupRequest.client "native") or a lock library's
+// adapter (adapters/adapter_client.h), started here. An adapter that breaks its protocol
+// makes the op INFO with InvokeReply.broken saying why. What the library says on its own
+// (a lock lost) waits in a queue for the Notices stream (next_notice).
+//
 // Thread-safe. LockClient calls are serialized (LockClient is not thread-safe), so an op
 // stuck in the lock client delays the next lock op by at most the backend's command
 // timeout; resource ops run concurrently with lock ops.
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -37,6 +44,11 @@ class WorkerOps {
   // previous session (if any) stays in place then.
   void setup(const proto::SetupRequest& req);
   proto::InvokeReply invoke(const proto::InvokeRequest& req);
+  // The oldest notice not yet taken, waiting up to `wait` for one. False when none came, or
+  // once close_notices() was called.
+  bool next_notice(proto::Notice& out, std::chrono::milliseconds wait);
+  void close_notices();
+  bool notices_closed();
 
  private:
   struct Session;
@@ -54,6 +66,10 @@ class WorkerOps {
   const std::chrono::milliseconds resource_deadline_;
   mutable std::mutex mu_;
   std::shared_ptr<Session> session_;
+  std::mutex notice_mu_;
+  std::condition_variable notice_cv_;
+  std::deque<proto::Notice> notices_;
+  bool notices_closed_ = false;
 };
 
 }  // namespace fencecheck

@@ -36,6 +36,16 @@ class WorkerService final : public proto::Worker::Service {
     return grpc::Status::OK;
   }
 
+  grpc::Status Notices(grpc::ServerContext* ctx, const proto::NoticesRequest*,
+                       grpc::ServerWriter<proto::Notice>* writer) override {
+    proto::Notice n;
+    while (!ctx->IsCancelled()) {
+      if (ops_.next_notice(n, std::chrono::milliseconds(200)) && !writer->Write(n)) break;
+      if (ops_.notices_closed()) break;
+    }
+    return grpc::Status::OK;
+  }
+
   grpc::Status Shutdown(grpc::ServerContext*, const proto::ShutdownRequest*,
                         proto::ShutdownReply*) override {
     // Only asks: grpc::Server::Shutdown waits for handlers, this one included.
@@ -105,6 +115,7 @@ WorkerServer::~WorkerServer() {
 }
 
 void WorkerServer::request_stop() {
+  impl_->ops.close_notices();  // ends the Notices stream, which Shutdown would wait for
   std::lock_guard<std::mutex> lock(impl_->mu);
   impl_->stop = true;
   impl_->cv.notify_all();

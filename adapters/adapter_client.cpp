@@ -1,0 +1,221 @@
+#include "adapters/adapter_client.h"
+
+#include <iostream>
+#include <set>
+
+#include "platform/errors.h"
+#include "platform/os_util.h"
+
+namespace fencecheck {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+// After the op timeout the reply gets this much more: a worker paused together with its
+// adapter sees its deadline pass the moment it resumes, before the adapter could answer.
+constexpr milliseconds kGrace{500};
+
+// Maelstrom's definite codes: the op did not happen. Every other code may have.
+const std::set<std::int64_t> kDefiniteCodes = {10, 11, 12, 14, 22};
+
+std::string quoted(const std::string& line) {
+  return "\"" + (line.size() > 200 ? line.substr(0, 200) + "…" : line) + "\"";
+}
+
+}  // namespace
+
+struct AdapterLockClient::Reply {
+  bool answered = false;
+  nlohmann::json body;
+};
+
+AdapterLockClient::AdapterLockClient(AdapterSettings settings) : settings_(std::move(settings)) { start(); }
+
+AdapterLockClient::~AdapterLockClient() { process_.reset(); }
+
+void AdapterLockClient::broken(const std::string& what) const {
+  const AdapterInfo& a = *settings_.adapter;
+  throw AdapterBroken("adapter " + a.name + " (" + a.library + " " + a.version + ") " + what + "; its stderr (" +
+                      settings_.log.string() + ") ends:\n" + os::file_tail(settings_.log.string(), 10));
+}
+
+void AdapterLockClient::start() {
+  process_.reset();
+  {
+    std::lock_guard lock(mu_);
+    broken_.clear();
+    awaited_ = 0;
+  }
+  std::filesystem::path program =
+      settings_.program.empty() ? adapter_program(*settings_.adapter) : settings_.program;
+  try {
+    process_ = std::make_unique<AdapterProcess>(AdapterProcess::Options{
+        program, settings_.log, [this](const std::string& line) { on_line(line); },
+        [this](const std::string& how) { on_end(how); }});
+  } catch (const HarnessError& e) {
+    broken(std::string("could not be started: ") + e.what());
+  }
+  nlohmann::json init = {
+      {"type", "init"},
+      {"node_id", settings_.node},
+      {"backend", {{"kind", settings_.backend}, {"endpoints", settings_.endpoints}, {"config", settings_.client_config}}},
+      {"lock", {{"acquire_timeout_ms", settings_.acquire_timeout.count()}}}};
+  Reply r = call(init, Clock::now() + settings_.init_timeout);
+  if (!r.answered) {
+    process_.reset();
+    broken("did not answer init within " + std::to_string(settings_.init_timeout.count()) + " ms");
+  }
+  if (r.body.value("type", "") != "init_ok") broken("answered init with " + quoted(r.body.dump()));
+  std::lock_guard lock(mu_);
+  init_ok_ = r.body;
+}
+
+AdapterLockClient::Reply AdapterLockClient::call(nlohmann::json body, Clock::time_point deadline) {
+  std::unique_lock lock(mu_);
+  const std::int64_t id = ++last_id_;
+  awaited_ = id;
+  reply_.reset();
+  body["msg_id"] = id;
+  const std::string text = nlohmann::json{{"src", "h"}, {"dest", settings_.node}, {"body", body}}.dump();
+  lock.unlock();
+  bool sent = process_->send(text, deadline);
+  lock.lock();
+  auto settled = [&] { return reply_.has_value() || !broken_.empty(); };
+  if (sent && !replied_.wait_until(lock, deadline, settled)) replied_.wait_for(lock, kGrace, settled);
+  awaited_ = 0;
+  if (!broken_.empty()) {
+    std::string why = broken_;
+    lock.unlock();
+    broken(why);
+  }
+  if (reply_) return Reply{true, std::move(*reply_)};
+  // Nothing is known of what it is doing: it may still act on this request, so it is
+  // replaced before the next one.
+  lock.unlock();
+  process_.reset();
+  return Reply{};
+}
+
+void AdapterLockClient::on_line(const std::string& line) {
+  nlohmann::json msg = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+  std::unique_lock lock(mu_);
+  if (msg.is_discarded() || !msg.is_object() || !msg.contains("body") || !msg["body"].is_object() ||
+      !msg["body"].contains("type") || !msg["body"]["type"].is_string()) {
+    if (broken_.empty()) broken_ = "wrote a line on stdout that is no protocol message: " + quoted(line);
+    replied_.notify_all();
+    return;
+  }
+  const nlohmann::json& body = msg["body"];
+  if (body["type"] == "lost") {
+    LostListener listener = listener_;
+    lock.unlock();
+    if (listener) {
+      auto text = [&](const char* field) {
+        const nlohmann::json& v = body.contains(field) ? body[field] : nlohmann::json();
+        return v.is_string() ? v.get<std::string>() : v.dump();
+      };
+      listener(text("key"), text("lease"), text("reason"));
+    }
+    return;
+  }
+  const nlohmann::json& in_reply_to = body.contains("in_reply_to") ? body["in_reply_to"] : nlohmann::json();
+  if (!in_reply_to.is_number_integer()) {
+    if (broken_.empty()) broken_ = "sent a message that is neither a reply nor a lost event: " + quoted(line);
+  } else if (in_reply_to.get<std::int64_t>() == awaited_ && awaited_ != 0) {
+    reply_ = body;
+  } else if (in_reply_to.get<std::int64_t>() >= 1 && in_reply_to.get<std::int64_t>() <= last_id_) {
+    std::cerr << "adapter " << settings_.adapter->name << ": a reply after its op's deadline, ignored: " << line
+              << std::endl;
+  } else if (broken_.empty()) {
+    broken_ = "answered msg_id " + in_reply_to.dump() + ", which was never sent";
+  }
+  replied_.notify_all();
+}
+
+void AdapterLockClient::on_end(const std::string& how) {
+  std::lock_guard lock(mu_);
+  if (broken_.empty()) broken_ = "ended unprompted: it " + how;
+  replied_.notify_all();
+}
+
+LockResult AdapterLockClient::outcome(const Reply& r, const char* op) const {
+  LockResult res;
+  if (!r.answered) {
+    res.outcome = Outcome::kUnknown;
+    res.error = "adapter " + settings_.adapter->name + " did not answer " + op + " within " +
+                std::to_string((settings_.op_timeout + kGrace).count()) + " ms";
+    return res;
+  }
+  const std::string type = r.body.value("type", "");
+  if (type == std::string(op) + "_ok") {
+    res.outcome = Outcome::kOk;
+    return res;
+  }
+  if (type != "error" || !r.body.contains("code") || !r.body["code"].is_number_integer()) {
+    broken("answered " + std::string(op) + " with " + quoted(r.body.dump()));
+  }
+  const std::int64_t code = r.body["code"].get<std::int64_t>();
+  const nlohmann::json& text = r.body.contains("text") ? r.body["text"] : nlohmann::json();
+  res.outcome = kDefiniteCodes.contains(code) ? Outcome::kFail : Outcome::kUnknown;
+  res.error = settings_.adapter->library + " error " + std::to_string(code) + ": " +
+              (text.is_string() ? text.get<std::string>() : text.dump());
+  return res;
+}
+
+LockResult AdapterLockClient::acquire(const std::string& key, milliseconds ttl) {
+  if (!process_) start();
+  Reply r = call({{"type", "acquire"}, {"key", key}, {"ttl_ms", ttl.count()},
+                  {"timeout_ms", settings_.acquire_timeout.count()}},
+                 Clock::now() + settings_.op_timeout);
+  LockResult res = outcome(r, "acquire");
+  if (res.outcome != Outcome::kOk) return res;
+  const nlohmann::json& lease = r.body.contains("lease") ? r.body["lease"] : nlohmann::json();
+  const nlohmann::json& token = r.body.contains("token") ? r.body["token"] : nlohmann::json();
+  if (lease.is_null()) broken("answered acquire_ok without a lease: " + quoted(r.body.dump()));
+  if (!token.is_null() && !token.is_number_integer()) {
+    broken("answered acquire_ok with a token that is no integer: " + quoted(r.body.dump()));
+  }
+  Grant g{key, std::nullopt, lease.is_string() ? lease.get<std::string>() : lease.dump()};
+  if (token.is_number_integer()) g.token = token.get<std::int64_t>();
+  res.grant = std::move(g);
+  return res;
+}
+
+LockResult AdapterLockClient::release(const Grant& g) {
+  if (!process_) start();
+  Reply r = call({{"type", "release"}, {"key", g.key}, {"lease", g.owner}}, Clock::now() + settings_.op_timeout);
+  LockResult res = outcome(r, "release");
+  if (res.outcome == Outcome::kOk && r.body.value("held_at_release", nlohmann::json()) == false) {
+    res.outcome = Outcome::kFail;
+    res.error = "not held (the library says the lock had expired)";
+  }
+  return res;
+}
+
+LockResult AdapterLockClient::extend(const Grant& g, milliseconds ttl) {
+  if (!can("extend")) return LockResult{Outcome::kFail, std::nullopt, "not supported by the library", true};
+  if (!process_) start();
+  Reply r = call({{"type", "extend"}, {"key", g.key}, {"lease", g.owner}, {"ttl_ms", ttl.count()}},
+                 Clock::now() + settings_.op_timeout);
+  return outcome(r, "extend");
+}
+
+void AdapterLockClient::set_lost_listener(LostListener listener) {
+  std::lock_guard lock(mu_);
+  listener_ = std::move(listener);
+}
+
+nlohmann::json AdapterLockClient::init_reply() const {
+  std::lock_guard lock(mu_);
+  return init_ok_;
+}
+
+bool AdapterLockClient::can(const std::string& capability) const {
+  nlohmann::json caps = init_reply().value("capabilities", nlohmann::json::array());
+  return caps.is_array() && std::find(caps.begin(), caps.end(), capability) != caps.end();
+}
+
+int AdapterLockClient::pid() const { return process_ ? process_->pid() : 0; }
+
+}  // namespace fencecheck

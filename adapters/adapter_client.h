@@ -1,0 +1,96 @@
+// AdapterLockClient: the LockClient of a lock library, spoken to through its adapter
+// (adapters/PROTOCOL.md): the adapter program runs as this process's child and gets one
+// request at a time.
+//
+// Outcomes follow lock_client.h: `*_ok` is kOk; an error with a definite code (10, 11,
+// 12, 14, 22) is kFail; an indefinite code, or no reply by the op timeout, is kUnknown.
+// After a missing reply the adapter is stopped and a fresh one (sent `init` again) serves
+// the next call: the old one may still be acting, so nothing it says is trusted again.
+//
+// A broken adapter is not a result about its library: a line on stdout that is no
+// protocol message, a reply to a msg_id never sent, an exit nobody asked for, or no
+// `init_ok` within the init timeout throw AdapterBroken, whose message names the adapter
+// and quotes its stderr (the log). Lost events go to the LostListener.
+//
+// Not thread-safe apart from the listener (LockClient's rule: calls are serialized).
+// Blocking: the constructor up to init_timeout; acquire, release and extend up to the op
+// timeout plus a 500 ms grace (plus an init when the adapter had to be replaced).
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "adapters/adapter_process.h"
+#include "adapters/registry.h"
+#include "backends/lock_client.h"
+
+namespace fencecheck {
+
+class AdapterBroken : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct AdapterSettings {
+  const AdapterInfo* adapter = nullptr;
+  std::filesystem::path program;        // empty: adapter_program(*adapter)
+  std::string node;                     // the client node: the adapter's node_id
+  std::string backend;                  // the backend's name, init's backend.kind
+  nlohmann::json client_config;         // LockServer::client_config()
+  std::vector<std::string> endpoints;   // BackendInfo::endpoints(client_config)
+  std::filesystem::path log;            // the adapter's stderr
+  std::chrono::milliseconds op_timeout{5000};
+  std::chrono::milliseconds acquire_timeout{500};  // how long an acquire may wait for a held lock
+  std::chrono::milliseconds init_timeout{10000};
+};
+
+class AdapterLockClient final : public LockClient {
+ public:
+  // Starts the adapter and waits for its init_ok. Throws AdapterBroken.
+  explicit AdapterLockClient(AdapterSettings settings);
+  ~AdapterLockClient() override;
+
+  LockResult acquire(const std::string& key, std::chrono::milliseconds ttl) override;
+  LockResult release(const Grant& g) override;
+  // Lengthens g's lease to ttl from now; kFail "not supported" without the capability.
+  LockResult extend(const Grant& g, std::chrono::milliseconds ttl);
+  void set_lost_listener(LostListener listener) override;
+
+  // The last init_ok's body: library, version, capabilities.
+  nlohmann::json init_reply() const;
+  bool can(const std::string& capability) const;
+  // The adapter's process id (0 when none is running), for tests that signal it.
+  int pid() const;
+
+ private:
+  struct Reply;
+  // Sends body (its msg_id is set here) and waits for the reply until deadline.
+  Reply call(nlohmann::json body, std::chrono::steady_clock::time_point deadline);
+  void start();  // a fresh adapter, init'ed; throws AdapterBroken
+  void on_line(const std::string& line);
+  void on_end(const std::string& how);
+  [[noreturn]] void broken(const std::string& what) const;
+  LockResult outcome(const Reply& r, const char* op) const;
+
+  const AdapterSettings settings_;
+  std::unique_ptr<AdapterProcess> process_;
+  mutable std::mutex mu_;  // below: shared with the reader thread
+  std::condition_variable replied_;
+  std::int64_t last_id_ = 0;
+  std::int64_t awaited_ = 0;  // the msg_id a call waits for; 0: none
+  std::optional<nlohmann::json> reply_;
+  std::string broken_;        // why the adapter broke the protocol; empty while it has not
+  nlohmann::json init_ok_;
+  LostListener listener_;
+};
+
+}  // namespace fencecheck

@@ -1,0 +1,97 @@
+#include "adapters/registry.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "platform/named_registry.h"
+
+namespace fencecheck {
+namespace {
+
+const BackendInfo::Binary kNode{"node", "nodejs"};
+const BackendInfo::Binary kJava{"java", "default-jre-headless"};
+// Debian's interpreter: the one python3-redis installs for, whatever $PATH puts first.
+const BackendInfo::Binary kPython{"python3", "python3-redis", {"/usr/bin"}};
+
+const char* kNpmHint = "run scripts/setup.sh (it runs npm ci in the adapter's folder)";
+
+}  // namespace
+
+const std::vector<AdapterInfo>& adapter_registry() {
+  static const std::vector<AdapterInfo> registry = {
+      {"node-redlock", "redlock", "4.2.0", "node", {"redlock"},
+       "Redlock over independent masters; a lock is only granted while its validity has not run out",
+       kNode, "node_modules/redlock/package.json", kNpmHint},
+      {"node-redlock-5", "redlock", "5.0.0-beta.2", "node", {"redlock"},
+       "the same Redlock algorithm, rewritten (beta)", kNode, "node_modules/redlock/package.json", kNpmHint},
+      {"redis-semaphore", "redis-semaphore", "5.8.0", "node", {"redis"},
+       "a Mutex refreshed in the background; onLockLost is called when a refresh finds the lock gone",
+       kNode, "node_modules/redis-semaphore/package.json", kNpmHint},
+      {"curator", "curator-recipes", "5.4.0", "java", {"zookeeper"},
+       "InterProcessMutex: at any snapshot in time no two clients think they hold the same lock", kJava,
+       "classes", "rebuild (scripts/build.sh compiles it; apt-get install libcurator-recipes-java first)"},
+      {"redis-py", "redis", "4.3.4", "python", {"redis"},
+       "Lock: a shared, distributed lock with a timeout after which it is released", kPython,
+       "/usr/lib/python3/dist-packages/redis/lock.py", "apt-get install python3-redis (or run scripts/setup.sh)"},
+  };
+  return registry;
+}
+
+const AdapterInfo* find_adapter(std::string_view name) { return find_by_name(adapter_registry(), name); }
+
+std::vector<std::string> client_names() {
+  std::vector<std::string> names = {kNativeClient};
+  for (const AdapterInfo& a : adapter_registry()) names.push_back(a.name);
+  return names;
+}
+
+std::vector<OptionSpec> client_option_specs() {
+  OptionSpec client = declare_option("client", OptionReader::kRun, OptionType::kText, kNativeClient, "",
+                                     "the lock client: native (fencecheck's own) or a lock library's adapter "
+                                     "(fencecheck adapters lists them)");
+  client.allowed = client_names();
+  OptionSpec wait = declare_option("acquire-timeout-ms", OptionReader::kRun, OptionType::kInteger, 500, "ms",
+                                   "adapters: how long a library's acquire may wait for a held lock");
+  wait.min = 0;
+  return {client, wait};
+}
+
+std::filesystem::path adapters_dir() {
+  if (const char* env = std::getenv("FENCECHECK_ADAPTERS_DIR"); env != nullptr && *env != '\0') return env;
+  std::error_code ec;
+  return std::filesystem::read_symlink("/proc/self/exe", ec).parent_path() / "adapters";
+}
+
+std::filesystem::path adapter_dir(const AdapterInfo& a) { return adapters_dir() / a.name; }
+std::filesystem::path adapter_program(const AdapterInfo& a) { return adapter_dir(a) / "run"; }
+
+std::optional<std::string> adapter_backend_problem(const std::string& client, const std::string& backend) {
+  if (client == kNativeClient) return std::nullopt;
+  const AdapterInfo* a = find_adapter(client);
+  if (a == nullptr) return std::nullopt;  // the option's allowed words say so
+  if (std::find(a->backends.begin(), a->backends.end(), backend) != a->backends.end()) return std::nullopt;
+  std::string fits;
+  for (const auto& b : a->backends) fits += (fits.empty() ? "" : ", ") + b;
+  return "--client " + client + " (" + a->library + " " + a->version + ") locks on backend " + fits +
+         ", not " + backend + ": use --backend " + a->backends.front();
+}
+
+std::optional<std::string> adapter_install_problem(const AdapterInfo& a) {
+  if (!find_binary(a.interpreter)) {
+    return a.interpreter.program + " is not installed (needed by adapter " + a.name +
+           "): apt-get install " + a.interpreter.debian_package + " (or run scripts/setup.sh)";
+  }
+  std::filesystem::path run = adapter_program(a);
+  if (::access(run.c_str(), X_OK) != 0) {
+    return "adapter " + a.name + " is not built: " + run.string() + " is missing; run scripts/build.sh";
+  }
+  if (!a.installed_marker.empty() && !std::filesystem::exists(adapter_dir(a) / a.installed_marker)) {
+    return "adapter " + a.name + " has no dependencies installed (" +
+           (adapter_dir(a) / a.installed_marker).string() + " is missing): " + a.install_hint;
+  }
+  return std::nullopt;
+}
+
+}  // namespace fencecheck

@@ -1,0 +1,60 @@
+// The adapter registry: every lock library fencecheck can test through an adapter
+// (adapters/PROTOCOL.md), by the name `fencecheck run --client NAME` takes. Adding a
+// library means adding its folder adapters/<name>/ (with an executable `run`) and one line
+// in registry.cpp. `native` is not an adapter: it names fencecheck's own C++ clients.
+//
+// The registry is built once and immutable; thread-safe. Nothing here blocks.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "backends/registry.h"
+#include "options/option_spec.h"
+
+namespace fencecheck {
+
+inline constexpr const char* kNativeClient = "native";
+
+struct AdapterInfo {
+  std::string name;                   // "node-redlock": also its folder under adapters/
+  std::string library;                // "redlock" (npm), as the library calls itself
+  std::string version;                // "4.2.0": the version its folder pins
+  std::string language;               // "node", "java", "python"
+  std::vector<std::string> backends;  // the backends whose servers it can lock on
+  std::string promise;                // what the library's own documentation promises
+  BackendInfo::Binary interpreter;    // the program its `run` execs, and its Debian package
+  // A file that exists once its dependencies are installed or compiled: relative to the
+  // adapter's folder ("node_modules/redlock/package.json") or absolute (a Debian package's).
+  std::string installed_marker;
+  std::string install_hint;           // what makes the marker appear
+};
+
+const std::vector<AdapterInfo>& adapter_registry();
+// nullptr for an unknown name (and for "native").
+const AdapterInfo* find_adapter(std::string_view name);
+// "native, node-redlock, …": every value --client takes.
+std::vector<std::string> client_names();
+
+// `--client NAME` (native or an adapter) and `--acquire-timeout-ms` (how long a library's
+// acquire may wait for a held lock), for the run's option schema.
+std::vector<OptionSpec> client_option_specs();
+
+// Where the adapters' folders are: $FENCECHECK_ADAPTERS_DIR when set, else `adapters/`
+// beside the fencecheck binary (the build copies them there).
+std::filesystem::path adapters_dir();
+// The adapter's folder and its `run` program.
+std::filesystem::path adapter_dir(const AdapterInfo& a);
+std::filesystem::path adapter_program(const AdapterInfo& a);
+
+// nullopt when client (a --client value) can lock on backend; otherwise one sentence
+// naming the backends it fits.
+std::optional<std::string> adapter_backend_problem(const std::string& client, const std::string& backend);
+// nullopt when the adapter can start here: its interpreter is installed, its folder and
+// `run` exist and its dependencies are in place. Otherwise one sentence saying what to do.
+std::optional<std::string> adapter_install_problem(const AdapterInfo& a);
+
+}  // namespace fencecheck
