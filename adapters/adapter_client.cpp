@@ -144,7 +144,8 @@ LockResult AdapterLockClient::outcome(const Reply& r, const char* op) const {
   if (!r.answered) {
     res.outcome = Outcome::kUnknown;
     res.error = "adapter " + settings_.adapter->name + " did not answer " + op + " within " +
-                std::to_string((settings_.op_timeout + kGrace).count()) + " ms";
+                std::to_string((settings_.op_timeout + kGrace).count()) + " ms (it was replaced); its stderr ends:\n" +
+                os::file_tail(settings_.log.string(), 3);
     return res;
   }
   const std::string type = r.body.value("type", "");

@@ -27,6 +27,12 @@ runtime_libs=(
   # what a built fencecheck loads (ldd), without the -dev packages: the image's runtime
   libgrpc++1.51 libprotobuf32 libhiredis0.14 libzookeeper-mt2 libpq5 libsimdjson14
 )
+# The lock libraries' adapters (adapters/): their interpreters and Debian-packaged
+# libraries (javac compiles the Curator adapter at build time). Their npm packages are
+# installed below from each adapter's lockfile.
+adapters=(
+  nodejs python3-redis libcurator-recipes-java default-jdk-headless
+)
 tests=(
   # report tests: JUnit schema validation, report.html in a headless browser
   libxml2-utils chromium
@@ -35,7 +41,7 @@ tests=(
 )
 
 case "${1:-}" in
-  "") packages=("${build[@]}" "${servers[@]}" "${tests[@]}") ;;
+  "") packages=("${build[@]}" "${servers[@]}" "${adapters[@]}" "${tests[@]}") ;;
   --image) packages=("${servers[@]}" "${runtime_libs[@]}") ;;
   --build) packages=("${build[@]}") ;;
   *) echo "usage: setup.sh [--image | --build]" >&2; exit 2 ;;
@@ -50,46 +56,73 @@ else
   exit 1
 fi
 
-missing=()
-for p in "${packages[@]}"; do
-  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
-    missing+=("$p")
+install_packages() {
+  missing=()
+  for p in "${packages[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+      missing+=("$p")
+    fi
+  done
+
+  if [ ${#missing[@]} -eq 0 ]; then
+    echo "setup.sh: all ${#packages[@]} packages already installed"
+    return 0
   fi
-done
 
-if [ ${#missing[@]} -eq 0 ]; then
-  echo "setup.sh: all ${#packages[@]} packages already installed"
-  exit 0
-fi
+  echo "setup.sh: installing ${#missing[@]} missing package(s): ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  if ! "${as_root[@]}" apt-get update -q; then
+    echo "setup.sh: apt-get update failed; is the Debian archive reachable?" >&2
+    return 1
+  fi
+  # policy-rc.d 101 keeps package scripts from starting daemons (redis, postgres, zookeeper).
+  policy=/usr/sbin/policy-rc.d
+  added_policy=0
+  if [ ! -e "$policy" ]; then
+    printf '#!/bin/sh\nexit 101\n' | "${as_root[@]}" tee "$policy" >/dev/null
+    "${as_root[@]}" chmod 755 "$policy"
+    added_policy=1
+  fi
+  status=0
+  "${as_root[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}" || status=$?
+  [ "$added_policy" -eq 1 ] && "${as_root[@]}" rm -f "$policy"
+  if [ "$status" -ne 0 ]; then
+    echo "setup.sh: apt-get install failed (exit $status) for: ${missing[*]}" >&2
+    return "$status"
+  fi
 
-echo "setup.sh: installing ${#missing[@]} missing package(s): ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-if ! "${as_root[@]}" apt-get update -q; then
-  echo "setup.sh: apt-get update failed; is the Debian archive reachable?" >&2
-  exit 1
-fi
-# policy-rc.d 101 keeps package scripts from starting daemons (redis, postgres, zookeeper).
-policy=/usr/sbin/policy-rc.d
-added_policy=0
-if [ ! -e "$policy" ]; then
-  printf '#!/bin/sh\nexit 101\n' | "${as_root[@]}" tee "$policy" >/dev/null
-  "${as_root[@]}" chmod 755 "$policy"
-  added_policy=1
-fi
-status=0
-"${as_root[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}" || status=$?
-[ "$added_policy" -eq 1 ] && "${as_root[@]}" rm -f "$policy"
-if [ "$status" -ne 0 ]; then
-  echo "setup.sh: apt-get install failed (exit $status) for: ${missing[*]}" >&2
-  exit "$status"
-fi
+  still=()
+  for p in "${missing[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || still+=("$p")
+  done
+  if [ ${#still[@]} -ne 0 ]; then
+    echo "setup.sh: still missing after install: ${still[*]}" >&2
+    return 1
+  fi
+}
 
-still=()
-for p in "${missing[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || still+=("$p")
-done
-if [ ${#still[@]} -ne 0 ]; then
-  echo "setup.sh: still missing after install: ${still[*]}" >&2
-  exit 1
-fi
+# npm packages of the Node adapters, exactly as each adapter's lockfile pins them, into
+# adapters/<name>/node_modules (the build copies them beside fencecheck). Skipped when an
+# adapter's node_modules is newer than its lockfile.
+install_adapter_npm_packages() {
+  local here lock dir
+  here=$(cd "$(dirname "$0")/.." && pwd)
+  if ! command -v npm >/dev/null 2>&1; then
+    "${as_root[@]}" apt-get install -y -q --no-install-recommends npm || return 1
+  fi
+  for lock in "$here"/adapters/*/package-lock.json; do
+    [ -e "$lock" ] || continue
+    dir=$(dirname "$lock")
+    if [ -d "$dir/node_modules" ] && [ "$dir/node_modules" -nt "$lock" ]; then continue; fi
+    echo "setup.sh: npm ci in ${dir#"$here"/}"
+    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error) || {
+      echo "setup.sh: npm ci failed in $dir; is the npm registry reachable?" >&2
+      return 1
+    }
+    touch "$dir/node_modules"
+  done
+}
+
+install_packages
+if [ -z "${1:-}" ]; then install_adapter_npm_packages; fi
 echo "setup.sh: done"

@@ -67,11 +67,17 @@ std::vector<std::string> BenchHealth::poll(bool fault_in_force) {
       stall_reported_ = true;
       add_locked("no client op succeeded for " + seconds_text(now - since) + " (since " +
                  seconds_text(since) + ") while no fault was in force: a server or the resource "
-                 "may be hung or unreachable");
+                 "may be hung or unreachable" +
+                 (last_unknown_.empty() ? "" : "; the last op of unknown outcome, " + last_unknown_));
     }
   }
   found.insert(found.end(), problems_.begin() + static_cast<std::ptrdiff_t>(before), problems_.end());
   return found;
+}
+
+void BenchHealth::op_unknown(const std::string& node, const std::string& error) {
+  std::lock_guard lock(mu_);
+  last_unknown_ = "on " + node + ": " + error;
 }
 
 void BenchHealth::client_stopped(const std::string& node, const std::string& reason) {

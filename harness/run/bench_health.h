@@ -40,6 +40,8 @@ class BenchHealth {
   // in force or armed now (its time does not count as a stall). Returns the problems found
   // by this poll (each is reported once).
   std::vector<std::string> poll(bool fault_in_force);
+  // An op of `node` ended in info for `error`: the stall problem quotes the last one.
+  void op_unknown(const std::string& node, const std::string& error);
   // A client stopped issuing ops for `reason`.
   void client_stopped(const std::string& node, const std::string& reason);
   // The client on `node` stopped because its worker died unprompted: one problem for the
@@ -75,7 +77,8 @@ class BenchHealth {
   std::map<const Process*, int> stopped_polls_;  // consecutive polls seen stopped, unpaused
   Nanos stall_from_ = 0;                          // start of the time that counts as a stall
   bool stall_reported_ = false;
-  std::vector<std::string> unpolled_;  // deaths worker_died found, for the next poll to return
+  std::vector<std::string> unpolled_;
+  std::string last_unknown_;  // deaths worker_died found, for the next poll to return
 };
 
 }  // namespace fencecheck

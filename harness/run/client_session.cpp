@@ -88,6 +88,7 @@ bool WorkerSession::lost(const std::string& lock) const {
 }
 
 void WorkerSession::after_info(const OpResult& r) {
+  shared_.health.op_unknown(node_, r.error);
   if (++infos_ >= shared_.max_info) {
     stop("it reached " + std::to_string(infos_) + " ops of unknown outcome (the cap); the last: " +
          r.error);

@@ -1,0 +1,207 @@
+'use strict';
+// Shared plumbing of fencecheck's Node.js adapters (adapters/PROTOCOL.md): JSON lines on
+// stdin/stdout, replies, errors and events, dispatch by body.type, init, exit on EOF.
+// Each adapter's main.js only supplies the library-specific handlers, through run().
+
+const fs = require('fs');
+const path = require('path');
+const readline = require('readline');
+
+// stdout belongs to the protocol: anything a library prints through console goes to stderr.
+for (const name of ['log', 'info', 'debug', 'warn', 'trace']) console[name] = console.error;
+process.on('unhandledRejection', (err) => log('unhandled rejection:', err));
+process.on('uncaughtException', (err) => log('uncaught exception:', err));
+process.stdout.on('error', (err) => { log('stdout:', err.message); process.exit(0); });
+
+function log(...args) {
+  console.error(new Date().toISOString(), ...args);
+}
+
+// Definite error codes (the op did not happen); every other code is indefinite.
+const CODES = { TIMEOUT: 0, NOT_SUPPORTED: 10, UNAVAILABLE: 11, MALFORMED: 12, CRASH: 13,
+  ABORT: 14, PRECONDITION: 22 };
+
+class ProtocolError extends Error {
+  constructor(code, text) { super(text); this.code = code; }
+}
+const fail = (code, text) => new ProtocolError(code, text);
+
+let self = null; // node_id from the latest init
+let generation = 0; // bumped by each init, so work of a retired process can tell it is stale
+let initialized = false; // the latest init has answered init_ok
+
+// One whole line per write: Node writes to a pipe synchronously on Linux, and the JS thread is
+// single, so replies and lost events never interleave.
+function send(body) {
+  process.stdout.write(JSON.stringify({ src: self, dest: 'h', body }) + '\n');
+}
+function event(type, fields) { send({ type, ...fields }); }
+
+// The installed version, read from the package.json of the module that require() resolves,
+// so it is what runs, not what package.json asked for.
+function packageVersion(name, fromDir) {
+  let dir = path.dirname(require.resolve(name, { paths: [fromDir] }));
+  for (;;) {
+    const file = path.join(dir, 'package.json');
+    if (fs.existsSync(file)) {
+      const pkg = JSON.parse(fs.readFileSync(file, 'utf8'));
+      if (pkg.name === name) return String(pkg.version).replace(/^v/, '');
+    }
+    const up = path.dirname(dir);
+    if (up === dir) throw new Error(`no package.json of ${name}`);
+    dir = up;
+  }
+}
+
+// Field checks: a missing or mistyped field is a malformed request (12).
+const CHECKS = {
+  string: (v) => typeof v === 'string' && v.length > 0,
+  ms: (v) => Number.isInteger(v) && v >= 0,
+  positive_ms: (v) => Number.isInteger(v) && v > 0,
+};
+function need(body, spec) {
+  for (const [field, kind] of Object.entries(spec)) {
+    if (!CHECKS[kind](body[field])) throw fail(CODES.MALFORMED, `${field} must be ${kind}`);
+  }
+}
+
+// "host:port" -> {host, port}
+function hostPort(endpoint) {
+  const m = /^(.*):(\d+)$/.exec(String(endpoint));
+  if (!m) throw fail(CODES.MALFORMED, `endpoint ${endpoint} is not host:port`);
+  return { host: m[1].replace(/^\[(.*)\]$/, '$1'), port: Number(m[2]) };
+}
+
+// spec: {library, version, capabilities, init(body, gen), handlers: {acquire, release, extend}}
+// init resets the library state (a later init follows a retired process) and may return extra
+// init_ok fields. A handler returns the fields of its `<type>_ok` reply, or throws fail(code,
+// text); any other exception becomes an indefinite error (13).
+function run(spec) {
+  async function handle(body) {
+    if (body.type === 'init') {
+      need(body, { node_id: 'string' });
+      if (!body.backend || !Array.isArray(body.backend.endpoints) || !body.backend.endpoints.length) {
+        throw fail(CODES.MALFORMED, 'backend.endpoints must be a non-empty array');
+      }
+      self = body.node_id;
+      const gen = ++generation;
+      initialized = false;
+      const extra = (await spec.init(body, gen)) || {};
+      initialized = gen === generation;
+      return { library: spec.library, version: spec.version, capabilities: spec.capabilities,
+        wall_clock_ms: Date.now(), ...extra };
+    }
+    const handler = Object.prototype.hasOwnProperty.call(spec.handlers, body.type)
+      ? spec.handlers[body.type] : null;
+    if (!handler) throw fail(CODES.NOT_SUPPORTED, `unsupported request type ${body.type}`);
+    if (!initialized) throw fail(CODES.ABORT, 'no init (or init not finished) yet');
+    return handler(body, generation);
+  }
+
+  async function onLine(line) {
+    if (!line.trim()) return;
+    let msg;
+    try { msg = JSON.parse(line); } catch (e) { log('not JSON, ignored:', line); return; }
+    const body = msg && msg.body;
+    if (!body || typeof body !== 'object' || !Number.isInteger(body.msg_id)) {
+      log('no body.msg_id, ignored:', line);
+      return;
+    }
+    if (self === null && msg.dest) self = msg.dest;
+    const started = Date.now();
+    try {
+      const fields = await handle(body);
+      send({ ...fields, type: `${body.type}_ok`, in_reply_to: body.msg_id });
+    } catch (err) {
+      const code = err instanceof ProtocolError ? err.code : CODES.CRASH;
+      const text = (err && err.message) || String(err);
+      log(`${body.type} #${body.msg_id} -> error ${code}: ${text}`);
+      send({ type: 'error', in_reply_to: body.msg_id, code, text });
+    }
+    log(`${body.type} #${body.msg_id} done in ${Date.now() - started} ms`);
+  }
+
+  // Requests are handled as they come (the harness sends one at a time), so a fresh init is
+  // never stuck behind an operation of a retired process.
+  const rl = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });
+  rl.on('line', (line) => { onLine(line); });
+  rl.on('close', () => { log('stdin closed, exiting'); process.exit(0); });
+}
+
+// The redis command timeout for a lock of ttl ms: a quarter of the ttl, within 50..1000 ms.
+// Redlock 4 waits for every master's answer before it judges an attempt, so one hung master
+// delays each attempt (and the unlock after a failed one) by the whole command timeout; at
+// timeout >= ttl no attempt could ever end with a valid lock. A quarter leaves most of the
+// ttl valid, and is still far above a loopback or LAN round trip.
+function commandTimeoutFor(ttlMs) {
+  return Math.max(50, Math.min(1000, Math.floor((ttlMs || 1000) / 4)));
+}
+
+// ioredis options shared by the adapters. Short, explicit timeouts so that a hung server turns
+// into an error reply, not a hang; no offline queue and no resend after a reconnect, so a
+// command is either refused before it is sent (definite) or was sent once (maybe indefinite).
+function ioredisOptions(endpoint, commandTimeoutMs) {
+  return {
+    ...hostPort(endpoint),
+    connectTimeout: 1000,
+    commandTimeout: commandTimeoutMs,
+    maxRetriesPerRequest: 0,
+    enableOfflineQueue: false,
+    autoResendUnfulfilledCommands: false,
+    retryStrategy: (times) => Math.min(50 * times, 500),
+    reconnectOnError: () => false,
+  };
+}
+
+// A redis client error that proves the command never left this process: with the offline
+// queue off, ioredis refuses a command while the connection is not ready. "Connection is
+// closed." is NOT one: ioredis also fails commands already sent with it when a link drops.
+function neverSent(err) {
+  return /^Stream isn't writeable and enableOfflineQueue/.test((err && err.message) || '');
+}
+
+// The error reply for a failed Redlock operation (used by both redlock adapters), from the
+// votes of each attempt: {for, against, unsure, refused} = the script succeeded, the script
+// said no (locked by another / not ours), an error that may have reached the server (timeout,
+// dropped link), a command refused before sending. Indefinite (13) when some attempt could
+// have reached a quorum through its unsure votes; else definiteCode when the servers' own
+// answers were a quorum against; else 11 (not enough masters answered).
+function quorumVerdict(attempts, quorum, definiteCode, text, messages) {
+  const why = messages.length ? ` (${[...new Set(messages)].join('; ')})` : '';
+  if (attempts.some((a) => a.unsure > 0 && a.for + a.unsure >= quorum)) {
+    return fail(CODES.CRASH, `${text}${why}; unsure votes could have made a quorum`);
+  }
+  const last = attempts[attempts.length - 1];
+  if (!last || last.against >= quorum) return fail(definiteCode, `${text}${why}`);
+  return fail(CODES.UNAVAILABLE, `${text}${why}`);
+}
+
+// Resolves when every client is ready or has failed its first connection, or after waitMs
+// (init must answer within 10 s even when a backend server is down or partitioned away;
+// later commands then fail and say so).
+function whenReady(clients, waitMs) {
+  return Promise.race([
+    Promise.all(clients.map((c) => (c.status === 'ready' ? null
+      : new Promise((resolve) => { c.once('ready', resolve); c.once('error', resolve); })))),
+    new Promise((resolve) => setTimeout(resolve, waitMs).unref()),
+  ]);
+}
+
+// Connects one ioredis client per endpoint, logging its errors to stderr (an 'error' event
+// without a listener would be printed by ioredis and must never crash the adapter).
+function connectAll(Redis, endpoints, commandTimeoutMs) {
+  return endpoints.map((ep) => {
+    const client = new Redis(ioredisOptions(ep, commandTimeoutMs));
+    let last = null; // a server that stays down is logged once, not at every reconnect
+    client.on('error', (err) => {
+      if (err.message !== last) log(`redis ${ep}:`, err.message);
+      last = err.message;
+    });
+    client.on('ready', () => { if (last !== null) log(`redis ${ep}: ready again`); last = null; });
+    return client;
+  });
+}
+
+module.exports = { run, send, event, fail, need, log, CODES, packageVersion, hostPort,
+  commandTimeoutFor, ioredisOptions, neverSent, quorumVerdict, whenReady, connectAll,
+  generation: () => generation };

@@ -1,0 +1,112 @@
+'use strict';
+// fencecheck adapter: redlock 4.2.0 (node-redlock, Redlock algorithm) over ioredis 4, backend
+// "redlock" (one client per master). Protocol plumbing: ../lib/node/adapter.js.
+const A = require('../lib/node/adapter');
+const Redis = require('ioredis');
+const Redlock = require('redlock');
+
+const RETRY_DELAY_MS = 50;
+const RETRY_JITTER_MS = 20;
+
+let clients = [];
+let locks = new Map(); // lease (the lock's random value) -> redlock Lock
+
+// redlock 4 reads per-call retry options as `options.retryCount || self.retryCount`
+// (redlock.js:393), so a retryCount of 0 cannot be passed to lockWithOptions: each operation
+// gets its own Redlock over the shared clients, with the counts in the constructor, which
+// takes 0. Its script calls are tallied per attempt (attempts are sequential, each calls
+// every master once), so a failure can tell whether it may have taken effect.
+function redlock(retryCount, script) {
+  const r = new Redlock(clients, { retryCount, retryDelay: RETRY_DELAY_MS,
+    retryJitter: RETRY_JITTER_MS });
+  const tally = { attempts: [], current: null, messages: [] };
+  r._executeScript = function executeScript(server, name, args, callback) {
+    return Redlock.prototype._executeScript.call(this, server, name, args, (err, result) => {
+      if (err) { tally.messages.push(err.message); A.log(`${name}:`, err.message); }
+      if (name === script) {
+        const c = tally.current || (tally.current = { for: 0, against: 0, unsure: 0, refused: 0 });
+        if (err) c[A.neverSent(err) ? 'refused' : 'unsure']++;
+        else c[Number(result) === 1 ? 'for' : 'against']++;
+        if (c.for + c.against + c.unsure + c.refused === clients.length) {
+          tally.attempts.push(c);
+          tally.current = null;
+        }
+      }
+      callback(err, result);
+    });
+  };
+  r.tally = tally;
+  return r;
+}
+
+function classify(err, r, definiteCode) {
+  if (!(err instanceof Redlock.LockError)) return err;
+  return A.quorumVerdict(r.tally.attempts, Math.floor(clients.length / 2) + 1, definiteCode,
+    err.message, r.tally.messages);
+}
+
+function heldLock(body) {
+  A.need(body, { key: 'string', lease: 'string' });
+  const lock = locks.get(body.lease);
+  if (!lock || lock.resource[0] !== body.key) {
+    throw A.fail(A.CODES.PRECONDITION, `no lock ${body.lease} on ${body.key}`);
+  }
+  return lock;
+}
+
+A.run({
+  library: 'redlock',
+  version: A.packageVersion('redlock', __dirname),
+  capabilities: ['extend'],
+
+  async init(body) {
+    for (const c of clients) c.disconnect();
+    locks = new Map();
+    const commandTimeoutMs = A.commandTimeoutFor(body.lock && body.lock.ttl_ms);
+    clients = A.connectAll(Redis, body.backend.endpoints, commandTimeoutMs);
+    await A.whenReady(clients, 2000);
+    A.log(`init: ${clients.length} masters, commandTimeout ${commandTimeoutMs} ms, ready:`,
+      clients.map((c) => c.status).join(','));
+  },
+
+  handlers: {
+    async acquire(body) {
+      A.need(body, { key: 'string', ttl_ms: 'positive_ms', timeout_ms: 'ms' });
+      const r = redlock(Math.max(0, Math.floor(body.timeout_ms / RETRY_DELAY_MS)), 'lockScript');
+      let lock;
+      try {
+        lock = await r.lock(body.key, body.ttl_ms);
+      } catch (err) {
+        throw classify(err, r, A.CODES.UNAVAILABLE);
+      }
+      locks.set(lock.value, lock);
+      return { lease: lock.value, token: null, valid_ms: lock.expiration - Date.now() };
+    },
+
+    async release(body) {
+      const lock = heldLock(body);
+      locks.delete(body.lease);
+      const r = redlock(0, 'unlockScript');
+      try {
+        await r.unlock(lock);
+      } catch (err) {
+        throw classify(err, r, A.CODES.PRECONDITION);
+      }
+      return { held_at_release: true }; // the value was deleted on a quorum of masters
+    },
+
+    async extend(body) {
+      A.need(body, { ttl_ms: 'positive_ms' });
+      const lock = heldLock(body);
+      const r = redlock(0, 'extendScript');
+      try {
+        // One attempt: a failed extend attempt deletes the lock's value (redlock.js:424),
+        // so a retry could not succeed anyway.
+        await r.extend(lock, body.ttl_ms);
+      } catch (err) {
+        throw classify(err, r, A.CODES.PRECONDITION);
+      }
+      return { valid_ms: lock.expiration - Date.now() };
+    },
+  },
+});
