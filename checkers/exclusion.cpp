@@ -90,6 +90,7 @@ class ExclusionChecker : public Checker {
     if (e.is_notice()) {
       if (e.f == OpFn::kLost) {
         said_lost_ = true;
+        ++lost_notices_;
         close(e.process, keys_.id(e.key), e.time, e.index, HoldEnd::kLost);
       }
       return;
@@ -136,6 +137,9 @@ class ExclusionChecker : public Checker {
     r.count = count_;
     r.verdict = r.count == 0 ? Verdict::kValid : Verdict::kInvalid;
     r.stats = {{"holds", holds_}, {"keys", keys_.size()}, {"holds_kept_peak", kept_peak_}};
+    // Lock libraries: how often they said `lost`, and how many violations' earlier holder
+    // was told (always during the overlap: a notice before it would have ended the hold).
+    if (said_lost_) r.stats.update({{"lost_notices", lost_notices_}, {"violations_told", told_}});
     if (holds_ == 0) {
       r.verdict = Verdict::kSkipped;
       r.summary = "no acquire completed ok: no hold to judge";
@@ -220,6 +224,7 @@ class ExclusionChecker : public Checker {
       if (partner == nullptr && cur.end > cur.start) partner = group.partner_of(cur);
       if (partner == nullptr) continue;
       ++count_;
+      if (partner->end_kind == HoldEnd::kLost) ++told_;
       if (k.kept++ < max_violations_) found_.push_back(Found{*partner, cur});
     }
   }
@@ -272,6 +277,8 @@ class ExclusionChecker : public Checker {
   std::uint64_t kept_peak_ = 0;  // the most ever kept at once
   Nanos last_time_ = 0;
   bool said_lost_ = false;  // the history has lost notices: violations say who was told
+  std::uint64_t lost_notices_ = 0;
+  std::uint64_t told_ = 0;  // violations whose earlier holder's hold ended at a lost notice
 };
 
 }  // namespace

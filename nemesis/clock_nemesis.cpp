@@ -26,7 +26,14 @@ nlohmann::json offsets_json(const std::map<std::string, milliseconds>& m) {
 
 std::vector<std::string> ClockNemesis::targets(std::mt19937_64& rng) const {
   const std::string spec = options_.text("nemesis-targets");
+  if (spec == kClientTargets) return pick_targets(ctx_.clients.nodes(), "random", rng);
   return pick_targets(ctx_.servers.nodes(), spec.empty() ? "random" : spec, rng);
+}
+
+std::vector<std::string> ClockNemesis::all_nodes() const {
+  std::vector<std::string> nodes = ctx_.servers.nodes();
+  for (const auto& c : ctx_.clients.nodes()) nodes.push_back(c);
+  return nodes;
 }
 
 milliseconds ClockNemesis::capped(double ms) const {
@@ -80,7 +87,7 @@ void ClockNemesis::strobe_locked(const std::vector<std::string>& targets, millis
 }
 
 void ClockNemesis::reset_locked(const std::string& fault) {
-  std::vector<std::string> nodes = ctx_.servers.nodes();
+  std::vector<std::string> nodes = all_nodes();
   for (const auto& node : nodes) ctx_.clocks.set_offset(node, milliseconds(0));
   strobe_.reset();
   shifted_ = false;
@@ -138,8 +145,8 @@ std::vector<std::string> ClockNemesis::describe_active() const {
   if (strobe_) return {"clock-strobe " + std::to_string(strobe_->delta.count()) + " ms"};
   if (!shifted_) return {};
   std::string s = "clock offsets";
-  for (const auto& node : ctx_.servers.nodes()) {
-    s += " " + node + ":" + std::to_string(ctx_.clocks.offset(node).count()) + "ms";
+  for (const auto& node : all_nodes()) {
+    if (milliseconds o = ctx_.clocks.offset(node); o.count() != 0) s += " " + node + ":" + std::to_string(o.count()) + "ms";
   }
   return {s};
 }

@@ -1,4 +1,5 @@
-// ClockNemesis (family "clock"): shifts the wall clocks of server nodes through the Clocks
+// ClockNemesis (family "clock"): shifts the wall clocks of server nodes (or, with
+// --nemesis-targets clients, of client nodes: the workers and their adapters) through the Clocks
 // capability (the clock-offset preload library), with Jepsen's ranges
 // (jepsen/nemesis/time.clj), every magnitude capped by --clock-max-ms (and a
 // bump's at least --clock-min-ms); the servers hit are --nemesis-targets when set:
@@ -7,7 +8,7 @@
 //   clock-strobe  a random subset alternates between its offset and offset+delta every
 //                 period for a while: delta 2^(2+U[0,16)) ms, period 2^U[0,10) ms (at
 //                 least 10 ms, the schedule's tick), duration U[0,32) s; then resets
-//   clock-reset   every server's offset back to 0 at once
+//   clock-reset   every shifted node's offset back to 0 at once
 // Records "clock-bump" / "clock-strobe" with each node's offset, and "clock-reset".
 // Thread-safe; its actions are stores into the offset page (after a check that can wait
 // up to 2 s for a freshly restarted server's first clock call), and describe_active takes
@@ -42,6 +43,7 @@ class ClockNemesis : public Nemesis {
   };
   // The servers a bump or strobe hits: --nemesis-targets, or a random subset.
   std::vector<std::string> targets(std::mt19937_64& rng) const;
+  std::vector<std::string> all_nodes() const;  // servers, then clients
   std::chrono::milliseconds capped(double ms) const;
   void bump_locked(const std::map<std::string, std::chrono::milliseconds>& deltas);
   void strobe_locked(const std::vector<std::string>& targets, std::chrono::milliseconds delta,

@@ -135,6 +135,10 @@ class Nemesis {
   virtual void replay(const std::string& f, const nlohmann::json& value) = 0;
   // A client's acquire just completed ok; called before that client's next op.
   virtual void on_acquired(const std::string& client_node) { (void)client_node; }
+  // A client's acquire was just sent to its worker / just came back, whatever its outcome
+  // (called on the client's thread; must not wait for a fault action).
+  virtual void on_acquire_sent(const std::string& client_node) { (void)client_node; }
+  virtual void on_acquire_ended(const std::string& client_node) { (void)client_node; }
   // Ends faults whose time is up (reads the context's TimeSource).
   virtual void tick() = 0;
   // When tick() will next have something to do (a self-timed fault's end); nullopt when
@@ -163,6 +167,9 @@ struct FaultInfo {
   // The options it reads, by name: each declared once in fault_option_specs().
   std::vector<std::string> options = {};
   bool needs_freeze = false;  // needs a runtime that freezes nodes (RuntimeInfo::freezes_nodes)
+  // `--nemesis-targets clients` makes it hit clients instead of servers (clock faults: a
+  // lock library computes validity from its own wall clock).
+  bool targets_clients = false;
 };
 
 const std::vector<FaultInfo>& fault_registry();

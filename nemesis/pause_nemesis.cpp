@@ -8,9 +8,14 @@ namespace {
 
 bool is_freeze(const std::string& fault) { return fault == "freeze-client" || fault == "freeze-server"; }
 bool on_clients(const std::string& fault) { return fault == "pause-client" || fault == "freeze-client"; }
+bool lock_aware(const std::string& fault) { return fault == "pause-holder" || fault == "pause-acquirer"; }
 bool known(const std::string& fault) {
-  return fault == "pause-holder" || fault == "pause-client" || fault == "pause-server" || is_freeze(fault);
+  return lock_aware(fault) || fault == "pause-client" || fault == "pause-server" || is_freeze(fault);
 }
+
+// How long an acquire must have been in flight before pause-acquirer stops its client: long
+// enough that the worker (and its adapter) have the request, short next to a lock's wait.
+constexpr std::chrono::milliseconds kAcquirerDelay{20};
 
 }  // namespace
 
@@ -19,9 +24,9 @@ void PauseNemesis::start(const std::string& fault, std::mt19937_64& rng) {
     throw std::invalid_argument("PauseNemesis cannot start fault \"" + fault + "\"");
   }
   std::lock_guard lock(mu_);
-  if (paused_ || holder_armed_) return;
-  if (fault == "pause-holder") {
-    arm_locked(options_.ms("pause-ms"));
+  if (paused_ || armed_ != Armed::kNone) return;
+  if (lock_aware(fault)) {
+    arm_locked(fault, options_.ms("pause-ms"));
     return;
   }
   NodeProcesses& role = on_clients(fault) ? ctx_.clients : ctx_.servers;
@@ -33,48 +38,82 @@ void PauseNemesis::start(const std::string& fault, std::mt19937_64& rng) {
 void PauseNemesis::replay(const std::string& f, const nlohmann::json& value) {
   const std::string fault = value.at("fault").get<std::string>();
   std::lock_guard lock(mu_);
-  if (f == "arm" && fault == "pause-holder") {
-    if (!paused_) arm_locked(std::chrono::milliseconds(value.at("ms").get<std::int64_t>()));
-  } else if (f == "pause" && fault != "pause-holder") {
+  if (f == "arm" && lock_aware(fault)) {
+    if (!paused_) arm_locked(fault, std::chrono::milliseconds(value.at("ms").get<std::int64_t>()));
+  } else if (f == "pause" && !lock_aware(fault)) {
     if (!known(fault)) throw std::invalid_argument("the pause family has no fault \"" + fault + "\"");
     if (paused_) resume_locked();
     NodeProcesses& role = on_clients(fault) ? ctx_.clients : ctx_.servers;
     pause_locked(fault, role, value.at("targets").at(0).get<std::string>(),
                  std::chrono::milliseconds(value.at("ms").get<std::int64_t>()));
   } else if (f != "pause" && f != "resume") {
-    // The armed holder pauses whoever acquires next, and pauses end after their own ms.
+    // An armed fault pauses whoever acquires next, and pauses end after their own ms.
     throw std::invalid_argument("the pause family cannot replay \"" + f + "\"");
   }
 }
 
-void PauseNemesis::arm_locked(std::chrono::milliseconds ms) {
-  holder_armed_ = true;
+void PauseNemesis::arm_locked(const std::string& fault, std::chrono::milliseconds ms) {
+  armed_ = fault == "pause-holder" ? Armed::kHolder : Armed::kAcquirer;
   armed_ms_ = ms;
-  ctx_.log.record("arm", {{"fault", "pause-holder"}, {"ms", ms.count()}});
+  ctx_.log.record("arm", {{"fault", fault}, {"ms", ms.count()}});
   show_locked();
 }
 
 void PauseNemesis::on_acquired(const std::string& client_node) {
-  if (!holder_armed_) return;  // the common case, without waiting for a pause in progress
+  if (armed_ != Armed::kHolder) return;  // the common case, without waiting for a pause in progress
   std::lock_guard lock(mu_);
-  if (!holder_armed_ || paused_) return;
-  holder_armed_ = false;
+  if (armed_ != Armed::kHolder || paused_) return;
+  armed_ = Armed::kNone;
   pause_locked("pause-holder", ctx_.clients, client_node, armed_ms_);
+}
+
+void PauseNemesis::on_acquire_sent(const std::string& client_node) {
+  if (armed_ != Armed::kAcquirer) return;
+  std::lock_guard lock(flight_mu_);
+  in_flight_[client_node] = ctx_.time.now();
+}
+
+void PauseNemesis::on_acquire_ended(const std::string& client_node) {
+  std::lock_guard lock(flight_mu_);
+  in_flight_.erase(client_node);
+}
+
+std::string PauseNemesis::acquirer_due() const {
+  if (armed_ != Armed::kAcquirer) return "";
+  std::lock_guard lock(flight_mu_);
+  for (const auto& [node, sent] : in_flight_) {
+    if (ctx_.time.now() >= sent + kAcquirerDelay) return node;
+  }
+  return "";
 }
 
 void PauseNemesis::tick() {
   std::lock_guard lock(mu_);
   if (paused_ && ctx_.time.now() >= paused_->until) resume_locked();
+  if (paused_) return;
+  if (std::string node = acquirer_due(); !node.empty()) {
+    armed_ = Armed::kNone;
+    pause_locked("pause-acquirer", ctx_.clients, node, armed_ms_);
+  }
 }
 
 std::optional<TimeSource::Instant> PauseNemesis::due() const {
   std::lock_guard lock(mu_);
-  return paused_ ? std::optional(paused_->until) : std::nullopt;
+  if (paused_) return paused_->until;
+  if (armed_ == Armed::kAcquirer) {
+    std::lock_guard flight(flight_mu_);
+    std::optional<TimeSource::Instant> first;
+    for (const auto& [node, sent] : in_flight_) {
+      if (!first || sent + kAcquirerDelay < *first) first = sent + kAcquirerDelay;
+    }
+    return first;
+  }
+  return std::nullopt;
 }
 
 void PauseNemesis::heal() {
   std::lock_guard lock(mu_);
-  holder_armed_ = false;
+  armed_ = Armed::kNone;
   if (paused_) resume_locked();
   show_locked();
 }
@@ -110,8 +149,8 @@ void PauseNemesis::resume_locked() {
 void PauseNemesis::show_locked() {
   if (paused_) {
     status_.show({paused_->fault + " " + paused_->node});
-  } else if (holder_armed_) {
-    status_.show({"pause-holder (armed)"});
+  } else if (armed_ != Armed::kNone) {
+    status_.show({armed_ == Armed::kHolder ? "pause-holder (armed)" : "pause-acquirer (armed)"});
   } else {
     status_.clear();
   }

@@ -2,6 +2,10 @@
 // GC pause.
 //   pause-holder  arms (recorded as "arm"); the next client whose acquire completes is
 //                 paused right then, before it can use the lock (the article's scenario)
+//   pause-acquirer arms; the next client whose acquire is still in flight 20 ms after it
+//                 was sent (the library is working on it, e.g. waiting or retrying) is
+//                 paused then: the GC pause between sending and reading that a lock's
+//                 validity check exists for. An acquire that returns sooner is skipped.
 //   pause-client  a random client node
 //   pause-server  a random server node
 //   freeze-client, freeze-server: the whole node frozen instead (NodeProcesses::freeze,
@@ -12,6 +16,7 @@
 #pragma once
 
 #include <atomic>
+#include <map>
 #include <mutex>
 #include <optional>
 
@@ -28,6 +33,8 @@ class PauseNemesis : public Nemesis {
   // the same ms; the holder's "pause" and every "resume" follow by themselves.
   void replay(const std::string& f, const nlohmann::json& value) override;
   void on_acquired(const std::string& client_node) override;
+  void on_acquire_sent(const std::string& client_node) override;
+  void on_acquire_ended(const std::string& client_node) override;
   void tick() override;
   std::optional<TimeSource::Instant> due() const override;
   bool active() const override { return status_.any(); }
@@ -44,15 +51,23 @@ class PauseNemesis : public Nemesis {
   };
   void pause_locked(const std::string& fault, NodeProcesses& role, const std::string& node,
                     std::chrono::milliseconds ms);
-  void arm_locked(std::chrono::milliseconds ms);
+  void arm_locked(const std::string& fault, std::chrono::milliseconds ms);
+  // An armed pause-acquirer's target: a client whose acquire has been in flight for the
+  // delay by now; empty when none.
+  std::string acquirer_due() const;
   void resume_locked();
   void show_locked();
 
   NemesisContext& ctx_;
   FaultOptions options_;
   mutable std::mutex mu_;  // the family's action lock
-  std::atomic<bool> holder_armed_{false};  // read without the lock by on_acquired
+  // The lock-aware fault armed ("pause-holder", "pause-acquirer"), or none: read without
+  // the lock by the client threads' hooks.
+  enum class Armed { kNone, kHolder, kAcquirer };
+  std::atomic<Armed> armed_{Armed::kNone};
   std::chrono::milliseconds armed_ms_{0};
+  mutable std::mutex flight_mu_;  // in_flight_: never held across a fault action
+  std::map<std::string, TimeSource::Instant> in_flight_;  // client → when its acquire was sent
   std::optional<Paused> paused_;
   FaultStatus status_;
 };

@@ -28,8 +28,10 @@ std::vector<OptionSpec> declared_fault_options() {
   targets.reader = OptionReader::kNemesis;
   targets.default_value = "";
   targets.allowed = target_specs();
+  targets.allowed.push_back(kClientTargets);
   targets.help = "which servers a fault hits (default: each fault's own draw; kill-server: one of "
-                 "one/minority/majority/all, clock faults: random)";
+                 "one/minority/majority/all, clock faults: random); clients: clock faults hit a random "
+                 "subset of the clients instead (a lock library reads its own wall clock)";
   return {
       fault_option("pause-ms", 3000, 1, "how long a pause, or a partition-holder cut, lasts"),
       fault_option("restart-ms", 0, 0, "how long a killed process stays down (0: restart at once)"),
@@ -46,6 +48,9 @@ const std::vector<FaultInfo>& fault_registry() {
   // the options it reads (each declared once in declared_fault_options() above)
   static const std::vector<FaultInfo> registry = {
       {"pause-holder", "pause", "SIGSTOP the client whose acquire just completed, for --pause-ms (a GC pause)",
+       false, false, false, true, make_pause_nemesis, {"pause-ms"}},
+      {"pause-acquirer", "pause",
+       "SIGSTOP a client whose acquire is in flight (sent, not yet answered) for --pause-ms",
        false, false, false, true, make_pause_nemesis, {"pause-ms"}},
       {"pause-client", "pause", "SIGSTOP a random client for --pause-ms", false, false, false, true,
        make_pause_nemesis, {"pause-ms"}},
@@ -68,11 +73,12 @@ const std::vector<FaultInfo>& fault_registry() {
       {"partition-holder", "partition",
        "cut the client whose acquire just completed off from every server (not the resource) for --pause-ms",
        true, false, false, true, make_partition_nemesis, {"pause-ms"}},
-      {"clock-bump", "clock", "jump the wall clocks of random servers by up to ±--clock-max-ms",
-       false, true, false, false, make_clock_nemesis, {"clock-max-ms", "clock-min-ms", "nemesis-targets"}},
-      {"clock-strobe", "clock", "flip random servers' wall clocks back and forth for up to 32 s",
-       false, true, false, true, make_clock_nemesis, {"clock-max-ms", "nemesis-targets"}},
-      {"clock-reset", "clock", "set every server's wall clock back to the host's", false, true, false, true,
+      {"clock-bump", "clock", "jump the wall clocks of random servers (or clients) by up to ±--clock-max-ms",
+       false, true, false, false, make_clock_nemesis, {"clock-max-ms", "clock-min-ms", "nemesis-targets"}, false,
+       true},
+      {"clock-strobe", "clock", "flip random servers' (or clients') wall clocks back and forth for up to 32 s",
+       false, true, false, true, make_clock_nemesis, {"clock-max-ms", "nemesis-targets"}, false, true},
+      {"clock-reset", "clock", "set every server's and client's wall clock back to the host's", false, true, false, true,
        make_clock_nemesis},
       {"kill-server", "crash",
        "SIGKILL one, a minority, a majority or all servers; start them again after --restart-ms",

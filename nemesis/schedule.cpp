@@ -210,6 +210,14 @@ void NemesisSchedule::on_acquired(const std::string& client_node) {
   for (auto& [name, f] : families_) f->nemesis->on_acquired(client_node);
 }
 
+void NemesisSchedule::on_acquire_sent(const std::string& client_node) {
+  for (auto& [name, f] : families_) f->nemesis->on_acquire_sent(client_node);
+}
+
+void NemesisSchedule::on_acquire_ended(const std::string& client_node) {
+  for (auto& [name, f] : families_) f->nemesis->on_acquire_ended(client_node);
+}
+
 std::vector<std::string> NemesisSchedule::describe_active() const {
   std::vector<std::string> all;
   for (const auto& [name, f] : families_) {

@@ -70,6 +70,8 @@ class NemesisSchedule {
   // more after it.
   void poll();
   void on_acquired(const std::string& client_node);
+  void on_acquire_sent(const std::string& client_node);
+  void on_acquire_ended(const std::string& client_node);
   std::vector<std::string> describe_active() const;
   // Why the schedule stopped injecting faults early — the error and the faults in force
   // then; empty when it did not.

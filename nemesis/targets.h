@@ -15,6 +15,10 @@
 
 namespace fencecheck {
 
+// `--nemesis-targets clients`: the faults that allow it (FaultInfo::targets_clients) hit a
+// random non-empty subset of the client nodes instead of servers.
+inline constexpr const char* kClientTargets = "clients";
+
 // The specs above, in that order.
 const std::vector<std::string>& target_specs();
 bool is_target_spec(std::string_view spec);

@@ -32,7 +32,9 @@ OpResult WorkerSession::invoke(OpFn f, const std::string& key, const nlohmann::j
   if (f == OpFn::kRelease) held_.erase(key);  // the hold ends at the release's invoke
   shared_.history.record(process_, OpType::kInvoke, f, key, value, node_);
   lock.unlock();
+  if (f == OpFn::kAcquire) shared_.on_acquire_sent(node_);
   WorkerHandle::Completion c = worker->invoke(f, key, value, shared_.ttl, shared_.op_timeout, fence);
+  if (f == OpFn::kAcquire) shared_.on_acquire_ended(node_);
   OpResult r{c.type, completion_value(f, c.type, value, c.ok_value), c.error};
   lock.lock();
   shared_.history.record(process_, r.type, f, key, r.value, node_, r.error, c.not_sent);

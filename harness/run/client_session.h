@@ -47,6 +47,10 @@ struct SessionShared {
   std::chrono::milliseconds ttl;
   std::chrono::milliseconds op_timeout;
   std::uint64_t max_info = 1000;  // ops of unknown outcome one client may have
+  // An acquire of `node` was sent to its worker / came back (whatever its outcome): what
+  // a nemesis that pauses acquirers in flight needs (Nemesis::on_acquire_sent).
+  std::function<void(const std::string& node)> on_acquire_sent = [](const std::string&) {};
+  std::function<void(const std::string& node)> on_acquire_ended = [](const std::string&) {};
 };
 
 class WorkerSession : public ClientSession {

@@ -1,5 +1,7 @@
 #include "harness/run/fault_capabilities.h"
 
+#include <algorithm>
+
 #include <thread>
 
 #include "platform/errors.h"
@@ -55,7 +57,12 @@ void FixedClocks::set_offset(const std::string& node, std::chrono::milliseconds)
 }
 
 void ServerClocks::set_offset(const std::string& node, std::chrono::milliseconds offset) {
-  if (offset.count() != 0 && !reached(node)) {
+  // A client node's worker, and a lock library's adapter under it, are started with the
+  // library (the runner's spec decorator covers every client node) and read their clock
+  // all the time; only a server can be a program the library cannot reach.
+  const std::vector<std::string> servers = server_.nodes();
+  const bool is_server = std::find(servers.begin(), servers.end(), node) != servers.end();
+  if (is_server && offset.count() != 0 && !reached(node)) {
     std::string members;
     for (Process* p : server_.processes(node)) {
       for (int pid : os::group_members(p->pid())) members += (members.empty() ? "" : ", ") + std::to_string(pid);

@@ -9,6 +9,7 @@
 #include "platform/runtime.h"
 #include "nemesis/clock/node_clocks.h"
 #include "nemesis/nemesis.h"
+#include "nemesis/targets.h"
 #include "platform/errors.h"
 #include "workloads/workload.h"
 
@@ -78,6 +79,10 @@ std::optional<std::string> RunConfig::input_problem(const OptionSchema& schema) 
     if (info->needs_net && rt != nullptr && !rt->cuts_network) {
       return "fault \"" + f + "\" cuts the network, which the " + runtime + " runtime cannot: use one that can (" +
              network_cutting_runtimes() + ")";
+    }
+    if (opts.has("nemesis-targets") && opts.text("nemesis-targets") == kClientTargets && !info->targets_clients &&
+        std::find(info->options.begin(), info->options.end(), "nemesis-targets") != info->options.end()) {
+      return "--nemesis-targets clients applies to clock-bump and clock-strobe only, not to " + f;
     }
     if (info->needs_leader && !b->has_leader) {
       return "fault \"" + f + "\" cuts off the leader, but backend " + backend + " has none";

@@ -235,7 +235,9 @@ void Runner::run_clients() {
   SessionShared shared{*history_, *workers_, *health_, running, next_process, next_element,
                        [this](const std::string& node) { schedule_->on_acquired(node); },
                        c_.opts.ms("ttl-ms"), c_.opts.ms("op-timeout-ms"),
-                       static_cast<std::uint64_t>(c_.opts.integer("max-info"))};
+                       static_cast<std::uint64_t>(c_.opts.integer("max-info")),
+                       [this](const std::string& node) { schedule_->on_acquire_sent(node); },
+                       [this](const std::string& node) { schedule_->on_acquire_ended(node); }};
   std::vector<std::unique_ptr<WorkerSession>> sessions;
   for (int i = 0; i < concurrency; ++i) {
     sessions.push_back(std::make_unique<WorkerSession>(shared, clients_[static_cast<std::size_t>(i)], i,

@@ -141,15 +141,17 @@ std::optional<std::string> scenario_problem(const Scenario& s) {
 }
 
 const Scenario* find_scenario(std::string_view id) {
-  for (const auto& s : kleppmann_scenarios()) {
-    if (s.id == id) return &s;
+  for (const auto* table : {&kleppmann_scenarios(), &library_scenarios()}) {
+    for (const auto& s : *table) {
+      if (s.id == id) return &s;
+    }
   }
   return nullptr;
 }
 
-std::string scenario_ids() {
+std::string scenario_ids(const std::vector<Scenario>& table) {
   std::string out;
-  for (const auto& s : kleppmann_scenarios()) out += (out.empty() ? "" : ", ") + s.id;
+  for (const auto& s : table) out += (out.empty() ? "" : ", ") + s.id;
   return out;
 }
 

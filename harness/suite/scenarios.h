@@ -32,13 +32,16 @@ struct Scenario {
 };
 
 const std::vector<Scenario>& kleppmann_scenarios();
+// The lock libraries' rows (`fencecheck suite libraries`, library_scenarios.cpp): a claim is
+// what the library's documentation promises, an expectation what its bug reports predict.
+const std::vector<Scenario>& library_scenarios();
 // Whether s.args make a valid `fencecheck run` anywhere: parsed exactly as `run` parses
 // them (harness/run/run_command.h) and checked against the option declarations and the
 // rules between options, without what depends on this machine. nullopt when they do; else
 // "K3: --clock-min-ms …", naming the scenario and the option.
 std::optional<std::string> scenario_problem(const Scenario& s);
-const Scenario* find_scenario(std::string_view id);  // nullptr when unknown
-std::string scenario_ids();                           // "K1, K2, …"
+const Scenario* find_scenario(std::string_view id);  // either table; nullptr when unknown
+std::string scenario_ids(const std::vector<Scenario>& table = kleppmann_scenarios());  // "K1, K2, …"
 
 // How one run's results.json compares with a scenario's expectations.
 struct ScenarioVerdict {

@@ -95,16 +95,38 @@ struct Cells {
   std::vector<std::string> text;  // one per column
 };
 const std::vector<std::string> kColumns = {"scenario", "what", "backend", "faults", "expected", "observed",
-                                           "detected", "false alarms", "median time to first violation"};
+                                           "detected", "false alarms", "median time to first violation",
+                                           "said lost"};
+
+// "12/40 violations told; 31 lost notices": how often a lock library said `lost` (the
+// exclusion checker's counts); "—" when no run had a notice.
+std::string said_lost_text(const SuiteRow& row) {
+  std::uint64_t notices = 0, told = 0, violations = 0;
+  bool any = false;
+  for (const auto& r : row.runs) {
+    if (!r.results.is_object()) continue;
+    const nlohmann::json e = r.results.value("checkers", nlohmann::json::object()).value("exclusion", nlohmann::json());
+    if (!e.is_object() || !e.contains("lost_notices")) continue;
+    any = true;
+    notices += e.value("lost_notices", std::uint64_t{0});
+    told += e.value("violations_told", std::uint64_t{0});
+    violations += e.value("count", std::uint64_t{0});
+  }
+  if (!any) return "—";
+  return std::to_string(told) + "/" + std::to_string(violations) + " violations told; " + std::to_string(notices) +
+         " lost notices";
+}
 
 Cells cells_of(const SuiteRow& row) {
   return {{row.c.id, row.c.title, row.c.backend, row.c.faults, expected_text(row.c), observed_text(row),
-           detection_text(row), false_alarm_text(row), seconds_text(row.median_first_violation_s())}};
+           detection_text(row), false_alarm_text(row), seconds_text(row.median_first_violation_s()),
+           said_lost_text(row)}};
 }
 
 std::string title_of(const std::string& kind) {
-  return kind == "kleppmann" ? "fencecheck suite kleppmann: the article's scenarios, reproduced"
-                             : "fencecheck suite matrix: backends × faults";
+  if (kind == "kleppmann") return "fencecheck suite kleppmann: the article's scenarios, reproduced";
+  if (kind == "libraries") return "fencecheck suite libraries: lock libraries against their promises";
+  return "fencecheck suite matrix: backends × faults";
 }
 
 std::string html_page(const SuiteResult& suite, const std::string& kind, const fs::path& dir) {

@@ -179,14 +179,14 @@ SuiteResult run_suite(const std::vector<SuiteCase>& cases, const SuiteOptions& o
   return result;
 }
 
-std::vector<SuiteCase> kleppmann_cases(const std::vector<std::string>& only) {
+std::vector<SuiteCase> scenario_cases(const std::vector<Scenario>& table, const std::vector<std::string>& only) {
   std::vector<SuiteCase> cases;
   for (const std::string& id : only) {
-    if (find_scenario(id) == nullptr) {
-      throw std::invalid_argument("unknown scenario \"" + id + "\"; scenarios: " + scenario_ids());
+    if (std::none_of(table.begin(), table.end(), [&](const Scenario& s) { return s.id == id; })) {
+      throw std::invalid_argument("unknown scenario \"" + id + "\"; scenarios: " + scenario_ids(table));
     }
   }
-  for (const Scenario& s : kleppmann_scenarios()) {
+  for (const Scenario& s : table) {
     if (!only.empty() && std::find(only.begin(), only.end(), s.id) == only.end()) continue;
     // The scenario's run as `fencecheck run` reads it, defaults in (scenario_problem() checks it).
     const RunConfig run = parse_run_args(s.args);

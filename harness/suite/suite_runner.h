@@ -76,7 +76,9 @@ std::string run_log_tail(const std::filesystem::path& log, std::size_t max_bytes
 // Throws HarnessError when the suite directory cannot be made.
 SuiteResult run_suite(const std::vector<SuiteCase>& cases, const SuiteOptions& options);
 
-// The cases of `fencecheck suite kleppmann`: every scenario, or those named.
-std::vector<SuiteCase> kleppmann_cases(const std::vector<std::string>& only);
+// The cases of a scenario table (`fencecheck suite kleppmann`: kleppmann_scenarios(),
+// `suite libraries`: library_scenarios()): every scenario, or those named. Throws
+// std::invalid_argument for a name the table lacks.
+std::vector<SuiteCase> scenario_cases(const std::vector<Scenario>& table, const std::vector<std::string>& only);
 
 }  // namespace fencecheck

@@ -115,6 +115,9 @@ TEST(Exclusion, ALostNoticeEndsTheHoldAndViolationsSayWhoWasTold) {
   EXPECT_EQ(bad.violations[1]["holder_told"], false);
   EXPECT_NE(bad.violations[1]["message"].get<std::string>().find("the library stayed silent"), std::string::npos)
       << bad.violations[1]["message"];
+  // The counts the suite's "said lost" column reads.
+  EXPECT_EQ(bad.stats["lost_notices"], 1);
+  EXPECT_EQ(bad.stats["violations_told"], 1);
 
   HistoryBuilder other_key;  // a notice of another key ends nothing here
   other_key.acquire(1, "l0", 0, 1).lost(1, "l9", 2).acquire(2, "l0", 3, 4).release(2, "l0", 10, 11);
@@ -125,6 +128,7 @@ TEST(Exclusion, ALostNoticeEndsTheHoldAndViolationsSayWhoWasTold) {
   auto plain = native.result("exclusion");
   ASSERT_EQ(plain.verdict, Verdict::kInvalid);
   EXPECT_FALSE(plain.violations[0].contains("holder_told"));
+  EXPECT_FALSE(plain.stats.contains("lost_notices"));
   EXPECT_EQ(plain.violations[0]["message"].get<std::string>().find("library"), std::string::npos);
 }
 

@@ -118,6 +118,33 @@ TEST(ClockFamily, BumpTargetsAndSmallestMagnitudeFollowTheOptions) {
   }
 }
 
+// --nemesis-targets clients: bumps and strobes shift client nodes only (a lock library reads
+// its own wall clock), and the heal resets them too.
+TEST(ClockFamily, ClientTargetsShiftOnlyClientsAndHealResetsThem) {
+  FakeNemesisEnv env(kClients, kServers);
+  FaultOptions o = default_fault_options();
+  o.set("clock-min-ms", 1000);
+  o.set("nemesis-targets", "clients");
+  ClockNemesis c(env.ctx, o);
+  std::mt19937_64 rng(3);
+  for (int i = 0; i < 10; ++i) c.start("clock-bump", rng);
+  for (const auto& r : env.records()) {
+    for (const auto& [node, d] : r.value["deltas"].items()) {
+      EXPECT_NE(std::find(kClients.begin(), kClients.end(), node), kClients.end()) << node << " is no client";
+    }
+  }
+  for (const auto& n : kServers) EXPECT_EQ(env.ctx.clocks.offset(n).count(), 0) << n;
+  bool shifted = false;
+  for (const auto& n : kClients) shifted |= env.ctx.clocks.offset(n).count() != 0;
+  EXPECT_TRUE(shifted);
+  c.heal();
+  for (const auto& n : kClients) EXPECT_EQ(env.ctx.clocks.offset(n).count(), 0) << n;
+  c.start("clock-strobe", rng);
+  for (const auto& node : env.records().back().value["targets"]) {
+    EXPECT_NE(std::find(kClients.begin(), kClients.end(), node.get<std::string>()), kClients.end()) << node;
+  }
+}
+
 TEST(ClockFamily, StrobeFlipsEveryPeriodThenResets) {
   FakeNemesisEnv env(kClients, kServers);
   ClockNemesis c(env.ctx, default_fault_options());

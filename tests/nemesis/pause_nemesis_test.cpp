@@ -46,6 +46,41 @@ TEST_F(PauseFixture, HolderArmsThenPausesExactlyTheAcquiringNodeOnce) {
   EXPECT_EQ(nemesis.describe_active(), std::vector<std::string>{"pause-holder c3"});
 }
 
+// pause-acquirer stops a client whose acquire has been in flight for 20 ms, never one whose
+// acquire came back sooner, nor one that sent it while the fault was not armed.
+TEST_F(PauseFixture, AcquirerPausesOnlyAClientWhoseAcquireIsStillInFlight) {
+  nemesis.on_acquire_sent("c1");  // not armed yet: not tracked
+  nemesis.start("pause-acquirer", rng);
+  EXPECT_EQ(nemesis.describe_active(), std::vector<std::string>{"pause-acquirer (armed)"});
+  nemesis.on_acquire_sent("c2");
+  env.time.advance(milliseconds(10));
+  nemesis.on_acquire_ended("c2");  // came back within 10 ms: skipped
+  nemesis.on_acquire_sent("c4");
+  env.time.advance(milliseconds(19));
+  nemesis.tick();
+  EXPECT_TRUE(env.signals().empty()) << "paused before its acquire was 20 ms in flight";
+  ASSERT_TRUE(nemesis.due().has_value());
+  EXPECT_EQ(*nemesis.due(), env.time.now() + milliseconds(1)) << "due when c4's acquire is 20 ms old";
+  env.time.advance(milliseconds(1));
+  nemesis.tick();
+  auto signals = env.signals();
+  ASSERT_EQ(signals.size(), 1u);
+  EXPECT_EQ(signals[0].node, "c4");
+  EXPECT_EQ(signals[0].sig, SIGSTOP);
+  auto records = env.records();
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(records[0].value, nlohmann::json({{"fault", "pause-acquirer"}, {"ms", 50}}));
+  EXPECT_EQ(records[1].value["targets"], nlohmann::json::array({"c4"}));
+  // Disarmed: another acquire in flight is left alone, and the pause ends after its time.
+  nemesis.on_acquire_sent("c5");
+  env.time.advance(milliseconds(50));
+  nemesis.tick();
+  signals = env.signals();
+  ASSERT_EQ(signals.size(), 2u);
+  EXPECT_EQ(signals[1].sig, SIGCONT);
+  EXPECT_FALSE(nemesis.active());
+}
+
 TEST_F(PauseFixture, ResumesOnlyAfterThePauseDuration) {
   nemesis.start("pause-holder", rng);
   nemesis.on_acquired("c2");

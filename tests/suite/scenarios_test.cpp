@@ -7,6 +7,7 @@
 
 #include <set>
 
+#include "adapters/registry.h"
 #include "harness/suite/suite_report.h"
 
 namespace fencecheck::testing {
@@ -38,6 +39,23 @@ TEST(Scenarios, IdsAreUniqueAndEachHasAnExpectationAndAClaim) {
 // value out of range fails here rather than in a CI run of the suite.
 TEST(Scenarios, EveryScenarioIsAValidRun) {
   for (const auto& s : kleppmann_scenarios()) EXPECT_EQ(scenario_problem(s), std::nullopt);
+}
+
+// The libraries' table: runnable, ids distinct from the article's, and every adapter of the
+// registry has a row (adding a library means adding its row).
+TEST(Scenarios, EveryLibraryScenarioIsAValidRunAndEveryAdapterHasOne) {
+  std::set<std::string> ids, clients;
+  for (const auto& s : kleppmann_scenarios()) ids.insert(s.id);
+  for (const auto& s : library_scenarios()) {
+    EXPECT_TRUE(ids.insert(s.id).second) << s.id;
+    EXPECT_EQ(scenario_problem(s), std::nullopt);
+    EXPECT_FALSE(s.claim.empty()) << s.id;
+    for (std::size_t i = 0; i + 1 < s.args.size(); ++i) {
+      if (s.args[i] == "--client") clients.insert(s.args[i + 1]);
+    }
+  }
+  for (const AdapterInfo& a : adapter_registry()) EXPECT_TRUE(clients.contains(a.name)) << a.name << " has no row";
+  EXPECT_NE(find_scenario("L2"), nullptr);
 }
 
 TEST(Scenarios, AnUnknownOptionOrABadValueIsAProblemNamingTheScenarioAndTheOption) {

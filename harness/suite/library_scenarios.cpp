@@ -1,0 +1,81 @@
+// The lock libraries' scenarios (`fencecheck suite libraries`): each adapter under the
+// faults that matter for it. A row's claim is what the library's own documentation
+// promises, and its expectation what the bug reports (adapters/<name>/README.md) predict;
+// the suite then says how often that reproduced, and whether the library said `lost`.
+#include "harness/suite/scenarios.h"
+
+namespace fencecheck {
+namespace {
+
+using Args = std::vector<std::string>;
+constexpr Expect V = Expect::kValid;
+constexpr Expect I = Expect::kInvalid;
+
+Args join(Args a, const Args& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+// Three Redlock masters; an acquire may wait two leases for a held lock (node-redlock
+// retries), so that acquires are in flight long enough for pause-acquirer to find one.
+const Args kRedlock = {"--backend", "redlock", "--backend-opt", "n=3", "--ttl-ms", "500",
+                       "--acquire-timeout-ms", "1000", "--time-limit", "15"};
+const Args kPauseAcquirer = {"--nemesis", "pause-acquirer", "--pause-ms", "1500", "--nemesis-interval", "1000"};
+// The article's pause: the holder frozen for three leases, just after its acquire.
+const Args kPauseHolder = {"--nemesis", "pause-holder", "--ttl-ms", "500", "--pause-ms", "1500",
+                           "--nemesis-interval", "1000", "--hold-ms", "200", "--time-limit", "15"};
+
+std::vector<Scenario> make_library_scenarios() {
+  return {
+      {"L1", "node-redlock 4.2.0, an acquirer paused while its acquire is in flight",
+       "node-redlock: \"a lock is only resolved while its validity has not run out\" (4.2.0 checks "
+       "expiration > Date.now() before resolving)",
+       join(join(kRedlock, kPauseAcquirer), {"--client", "node-redlock"}),
+       {{"exclusion", V}}},
+      {"L2", "node-redlock 5.0.0-beta.2, the same pause",
+       "the same promise; 5.0.0-beta.2 computes the start once before its retries and never checks the "
+       "expiration (node-redlock #296, #299, PR #369): a lock may be granted already expired",
+       join(join(kRedlock, kPauseAcquirer), {"--client", "node-redlock-5"}),
+       {{"exclusion", I}}},
+      {"L3", "node-redlock 4.2.0, the clients' wall clocks jump",
+       "node-redlock computes validity from the client's Date.now(); a jump can only shorten or lengthen "
+       "what it believes, and the masters expire keys on their own clocks",
+       join(kRedlock, {"--client", "node-redlock", "--nemesis", "clock-bump", "--nemesis-targets", "clients",
+                       "--clock-min-ms", "1000", "--clock-max-ms", "5000", "--nemesis-interval", "1000"}),
+       {{"exclusion", V}}},
+      {"L4", "redis-semaphore 5.8.0 Mutex, holder paused past lockTimeout",
+       "redis-semaphore: the Mutex is refreshed in the background, and onLockLost is called when a "
+       "refresh finds it gone (#175: it once re-acquired silently)",
+       join({"--backend", "redis", "--client", "redis-semaphore", "--resource", "unfenced"}, kPauseHolder),
+       {{"exclusion", I}, {"resource", I}}},
+      {"L4-control", "redis-semaphore 5.8.0 Mutex, no faults", "the Mutex excludes while its refreshes arrive",
+       {"--backend", "redis", "--client", "redis-semaphore", "--nemesis", "none", "--time-limit", "15"},
+       {{"exclusion", V}, {"resource", V}}},
+      {"L5", "Curator 5.4.0 InterProcessMutex, holder cut off past its session, fenced by czxid",
+       "Curator: \"at any snapshot in time no two clients think they hold the same lock\"; a lost "
+       "session is reported as connection state LOST (CURATOR-206)",
+       {"--backend", "zookeeper", "--backend-opt", "session_timeout_ms=3000", "--client", "curator",
+        "--nemesis", "partition-holder", "--pause-ms", "6000", "--nemesis-interval", "2000", "--resource",
+        "fenced", "--time-limit", "25"},
+       {{"exclusion", I}, {"tokens", V}, {"resource", V}}},
+      {"L6", "redis-py 4.3.4 Lock, holder paused past its timeout",
+       "redis-py: a Lock has a timeout after which Redis releases it; nothing tells the holder",
+       join({"--backend", "redis", "--client", "redis-py", "--resource", "unfenced"}, kPauseHolder),
+       {{"exclusion", I}}},
+      {"L6-release", "redis-py 4.3.4 Lock, the server paused under releases",
+       "a release that fails on the network drops the token first (redis-py PR #4258): the key stays "
+       "until its timeout, which costs waiting, never exclusion",
+       {"--backend", "redis", "--client", "redis-py", "--nemesis", "pause-server", "--pause-ms", "1500",
+        "--nemesis-interval", "1000", "--op-timeout-ms", "1000", "--time-limit", "15"},
+       {{"exclusion", V}}},
+  };
+}
+
+}  // namespace
+
+const std::vector<Scenario>& library_scenarios() {
+  static const std::vector<Scenario> scenarios = make_library_scenarios();
+  return scenarios;
+}
+
+}  // namespace fencecheck
