@@ -60,7 +60,7 @@ void AdapterLockClient::start() {
       {"type", "init"},
       {"node_id", settings_.node},
       {"backend", {{"kind", settings_.backend}, {"endpoints", settings_.endpoints}, {"config", settings_.client_config}}},
-      {"lock", {{"acquire_timeout_ms", settings_.acquire_timeout.count()}}}};
+      {"lock", {{"ttl_ms", settings_.ttl.count()}, {"acquire_timeout_ms", settings_.acquire_timeout.count()}}}};
   Reply r = call(init, Clock::now() + settings_.init_timeout);
   if (!r.answered) {
     process_.reset();

@@ -49,6 +49,7 @@ struct AdapterSettings {
   std::vector<std::string> endpoints;   // BackendInfo::endpoints(client_config)
   std::filesystem::path log;            // the adapter's stderr
   std::chrono::milliseconds op_timeout{5000};
+  std::chrono::milliseconds ttl{1000};             // the run's lease (init's lock.ttl_ms)
   std::chrono::milliseconds acquire_timeout{500};  // how long an acquire may wait for a held lock
   std::chrono::milliseconds init_timeout{10000};
 };

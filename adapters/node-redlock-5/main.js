@@ -31,14 +31,7 @@ async function classify(err, definiteCode) {
     `${err.message} (${stats.length} attempts)`, messages);
 }
 
-function heldLock(body) {
-  A.need(body, { key: 'string', lease: 'string' });
-  const lock = locks.get(body.lease);
-  if (!lock || lock.resources[0] !== body.key) {
-    throw A.fail(A.CODES.PRECONDITION, `no lock ${body.lease} on ${body.key}`);
-  }
-  return lock;
-}
+const heldLock = (body) => A.heldLock(locks, body, (lock) => lock.resources[0]);
 
 A.run({
   library: 'redlock',

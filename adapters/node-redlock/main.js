@@ -45,14 +45,7 @@ function classify(err, r, definiteCode) {
     err.message, r.tally.messages);
 }
 
-function heldLock(body) {
-  A.need(body, { key: 'string', lease: 'string' });
-  const lock = locks.get(body.lease);
-  if (!lock || lock.resource[0] !== body.key) {
-    throw A.fail(A.CODES.PRECONDITION, `no lock ${body.lease} on ${body.key}`);
-  }
-  return lock;
-}
+const heldLock = (body) => A.heldLock(locks, body, (lock) => lock.resource[0]);
 
 A.run({
   library: 'redlock',

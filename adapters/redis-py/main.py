@@ -56,7 +56,7 @@ def init(body):
                                   health_check_interval=0)
     state["locks"] = {}
     log("init %s: redis %s:%d, socket timeouts %d ms" % (body["node_id"], host, port, SOCKET_TIMEOUT_MS))
-    return {"library": "python3-redis", "version": redis.__version__, "capabilities": ["extend"]}
+    return {"library": "redis", "version": redis.__version__, "capabilities": ["extend"]}
 
 
 def acquire(body):

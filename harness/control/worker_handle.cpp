@@ -79,6 +79,7 @@ void WorkerHandle::setup(const std::string& backend, const nlohmann::json& clien
   req.set_adapter_log(client.adapter_log);
   req.set_op_timeout_ms(client.op_timeout.count());
   req.set_acquire_timeout_ms(client.acquire_timeout.count());
+  req.set_ttl_ms(client.ttl.count());
   proto::SetupReply reply;
   grpc::ClientContext ctx;
   ctx.set_deadline(after(std::chrono::seconds(20)));

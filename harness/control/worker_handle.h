@@ -25,6 +25,7 @@ struct WorkerClientChoice {
   std::string adapter_log;  // the adapter's stderr
   std::chrono::milliseconds op_timeout{5000};
   std::chrono::milliseconds acquire_timeout{500};
+  std::chrono::milliseconds ttl{1000};  // the run's lease
 };
 
 class WorkerHandle {

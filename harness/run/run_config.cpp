@@ -94,6 +94,11 @@ std::optional<std::string> RunConfig::input_problem(const OptionSchema& schema) 
   if (auto p = schema.problem(opts)) return p;
   if (opts.has("client")) {
     if (auto p = adapter_backend_problem(opts.text("client"), backend)) return p;
+    // The image (docker/) carries the servers, not the adapters' Node, Java and Python.
+    if (opts.text("client") != kNativeClient && runtime == "docker") {
+      return "--client " + opts.text("client") + " runs under --runtime netns or local: the fencecheck image has "
+             "no adapter interpreters (Node, Java, Python)";
+    }
   }
   // The rules between options, each written once here.
   const double time_limit_s = opts.number("time-limit");

@@ -90,6 +90,7 @@ std::unique_ptr<LockClient> make_lock_client(const BackendInfo& backend, const n
   const milliseconds op_timeout(std::max<std::int64_t>(req.op_timeout_ms(), 100));
   s.op_timeout = std::max(op_timeout / 2, op_timeout - milliseconds(1000));
   s.acquire_timeout = milliseconds(req.acquire_timeout_ms());
+  if (req.ttl_ms() > 0) s.ttl = milliseconds(req.ttl_ms());
   return std::make_unique<AdapterLockClient>(std::move(s));
 }
 

@@ -154,6 +154,8 @@ TEST(RunConfigProblem, EveryBadOptionIsNamed) {
       {"client backend", [](RunConfig& c) { c.opts.set("client", "curator"); },
        "--client curator (curator-recipes 5.4.0) locks on backend zookeeper, not redis: use --backend zookeeper"},
       {"client unknown", [](RunConfig& c) { c.opts.set("client", "jedis"); }, "--client must be one of native, "},
+      {"client docker", [](RunConfig& c) { c.opts.set("client", "redis-py"); c.runtime = "docker"; },
+       "--client redis-py runs under --runtime netns or local"},
       {"model", [](RunConfig& c) { c.opts.set("model", "semaphore"); }, "--model must be one of mutex, fenced-mutex"},
       {"linear time", [](RunConfig& c) { c.opts.set("linear-time-limit", 0); },
        "--linear-time-limit must be positive (got 0 s)"},

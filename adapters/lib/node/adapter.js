@@ -202,6 +202,15 @@ function connectAll(Redis, endpoints, commandTimeoutMs) {
   });
 }
 
-module.exports = { run, send, event, fail, need, log, CODES, packageVersion, hostPort,
+// The lock a release or extend names: its lease in `locks` (lease -> lock), on the key the
+// request names (keyOf(lock) says which key a lock is on); else precondition-failed (22).
+function heldLock(locks, body, keyOf) {
+  need(body, { key: 'string', lease: 'string' });
+  const lock = locks.get(body.lease);
+  if (!lock || keyOf(lock) !== body.key) throw fail(CODES.PRECONDITION, `no lock ${body.lease} on ${body.key}`);
+  return lock;
+}
+
+module.exports = { run, send, event, fail, need, log, CODES, packageVersion, hostPort, heldLock,
   commandTimeoutFor, ioredisOptions, neverSent, quorumVerdict, whenReady, connectAll,
   generation: () => generation };

@@ -1,0 +1,142 @@
+// `fencecheck run --client NAME` end to end with real servers (label `integration`): a broken
+// adapter is never a safe library (adapters/PROTOCOL.md, "A broken adapter…"), a library's
+// `lost` events reach the history, the client is recorded for a rerun, and an adapter on a
+// backend it does not fit is refused before anything starts.
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "adapters/registry.h"
+#include "tests/integration/run_fixture.h"
+
+namespace fencecheck::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::string read_all(const fs::path& p) {
+  std::ifstream in(p);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// What `fencecheck run --client name` would refuse to start over (a missing interpreter or
+// dependencies), for the adapters in dir; nullopt when it can start.
+std::optional<std::string> install_problem(const std::string& name, const fs::path& dir) {
+  const AdapterInfo* a = find_adapter(name);
+  if (a == nullptr) return "no adapter " + name + " in the registry";
+  ::setenv("FENCECHECK_ADAPTERS_DIR", dir.c_str(), 1);
+  std::optional<std::string> problem = adapter_install_problem(*a);
+  ::unsetenv("FENCECHECK_ADAPTERS_DIR");
+  return problem;
+}
+
+// Runs with FENCECHECK_ADAPTERS_DIR pointing at a folder of its own, where redis-py is
+// tests/adapters/broken/run in one FENCECHECK_BROKEN_MODE.
+class BrokenAdapterRunTest : public RunTest, public ::testing::WithParamInterface<std::string> {
+ protected:
+  void SetUp() override {
+    RunTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    char tmpl[] = "/tmp/fc-adapters-XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    adapters_ = tmpl;
+    fs::create_directories(adapters_ / "redis-py");
+    const fs::path run = adapters_ / "redis-py" / "run";
+    std::ofstream(run) << "#!/bin/sh\nFENCECHECK_BROKEN_MODE=" << GetParam() << " exec "
+                       << (fs::path(FENCECHECK_SOURCE_DIR) / "tests/adapters/broken/run").string() << "\n";
+    fs::permissions(run, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                             fs::perms::others_read | fs::perms::others_exec);
+    ::chmod(adapters_.c_str(), 0755);
+    if (auto problem = install_problem("redis-py", adapters_)) {
+      if (std::getenv("CI") != nullptr) FAIL() << *problem << " (CI must run scripts/setup.sh)";
+      GTEST_SKIP() << *problem;
+    }
+  }
+  void TearDown() override {
+    if (!adapters_.empty()) fs::remove_all(adapters_);
+    RunTest::TearDown();
+  }
+  CommandResult run_broken(const std::string& args) {
+    ::setenv("FENCECHECK_ADAPTERS_DIR", adapters_.c_str(), 1);
+    CommandResult r = run(args);
+    ::unsetenv("FENCECHECK_ADAPTERS_DIR");
+    return r;
+  }
+  fs::path adapters_;
+};
+
+TEST_P(BrokenAdapterRunTest, IsNeverASafeLibrary) {
+  const std::string& mode = GetParam();
+  const std::string args = mode == "hang"
+                               ? "--backend redis --client redis-py --nemesis none --op-timeout-ms 1500 "
+                                 "--stall-ms 4000 --time-limit 8"
+                               : "--backend redis --client redis-py --nemesis none --time-limit 5";
+  CommandResult r = run_broken(args);
+  // No init_ok: the workers cannot even start (a harness failure); otherwise undecided.
+  EXPECT_EQ(r.code, mode == "no-init" ? 3 : 2) << r.out;
+  EXPECT_NE(r.code, 0) << r.out;
+  EXPECT_EQ(r.out.find("verdict: valid"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("adapter redis-py"), std::string::npos) << "the adapter is not named:\n" << r.out;
+  if (mode == "hang") {
+    EXPECT_NE(r.out.find("did not answer"), std::string::npos) << r.out;
+  } else {
+    EXPECT_NE(r.out.find("broken adapter: mode=" + mode), std::string::npos)
+        << "its stderr is not quoted:\n" << r.out;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, BrokenAdapterRunTest,
+                         ::testing::Values("no-init", "garbage", "exit", "hang", "bad-reply"),
+                         [](const auto& info) {
+                           std::string name = info.param;
+                           for (char& c : name) c = c == '-' ? '_' : c;
+                           return name;
+                         });
+
+using AdapterRunTest = RunTest;
+
+// redis-semaphore's onLockLost, a paused holder's refresh finding its lock gone, is a
+// `notice` line in the history; the run remembers its client in config.json and repro.sh.
+TEST_F(AdapterRunTest, RedisSemaphoreLostEventsReachTheHistory) {
+  if (auto problem = install_problem("redis-semaphore", fs::path(FENCECHECK_BIN).parent_path() / "adapters")) {
+    if (std::getenv("CI") != nullptr) FAIL() << *problem << " (CI must run scripts/setup.sh)";
+    GTEST_SKIP() << *problem;
+  }
+  CommandResult r =
+      run("--client redis-semaphore --backend redis --nemesis pause-holder --pause-ms 2500 --time-limit 15");
+  ASSERT_NE(r.code, 3) << r.out;
+  ASSERT_FALSE(run_dir().empty()) << r.out;
+  std::size_t lost = 0;
+  std::ifstream history(run_dir() / "history.jsonl");
+  for (std::string line; std::getline(history, line);) {
+    lost += line.find("\"type\":\"notice\"") != std::string::npos && line.find("\"f\":\"lost\"") != std::string::npos;
+  }
+  EXPECT_GE(lost, 1u) << "no lost notice in the history\n" << r.out;
+  json config = json::parse(std::ifstream(run_dir() / "config.json"));
+  EXPECT_EQ(config["client"], "redis-semaphore") << config.dump(2);
+  EXPECT_NE(read_all(run_dir() / "repro.sh").find("'--client' 'redis-semaphore'"), std::string::npos)
+      << read_all(run_dir() / "repro.sh");
+}
+
+// node-redlock locks on redlock's masters: with --backend redis it is bad input, refused
+// before any server or run directory exists.
+TEST_F(AdapterRunTest, AdapterOnABackendItDoesNotFitIsRefused) {
+  CommandResult r = run("--client node-redlock --backend redis --nemesis none --time-limit 5");
+  EXPECT_EQ(r.code, 3) << r.out;
+  EXPECT_NE(r.out.find("--backend redlock"), std::string::npos) << r.out;
+  EXPECT_TRUE(run_dir().empty()) << "a refused run left a run directory";
+}
+
+}  // namespace
+}  // namespace fencecheck::testing
