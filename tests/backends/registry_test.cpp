@@ -1,4 +1,5 @@
 #include "backends/registry.h"
+#include "tests/support/setup_sh.h"
 
 #include <gtest/gtest.h>
 
@@ -71,27 +72,8 @@ TEST(BackendRegistry, LooksProgramsUpInTheDirectoriesItsEntryNames) {
   EXPECT_TRUE(missing_binary_message(absolute));
 }
 
-// The packages scripts/setup.sh installs for the image (and by default): the words of its
-// `servers=( … )` array.
-std::set<std::string> setup_sh_packages(const std::string& group) {
-  std::ifstream in(std::string(FENCECHECK_SOURCE_DIR) + "/scripts/setup.sh");
-  std::set<std::string> packages;
-  bool inside = false;
-  for (std::string line; std::getline(in, line);) {
-    if (!inside) {
-      inside = line.rfind(group + "=(", 0) == 0;
-      continue;
-    }
-    line = line.substr(0, line.find('#'));
-    if (line.find(')') != std::string::npos) break;
-    std::istringstream words(line);
-    for (std::string w; words >> w;) packages.insert(w);
-  }
-  return packages;
-}
-
 TEST(BackendRegistry, SetupShInstallsEveryPackageTheRegistryNames) {
-  const std::set<std::string> installed = setup_sh_packages("servers");
+  const std::set<std::string> installed = testing::setup_sh_packages(FENCECHECK_SOURCE_DIR, "servers");
   ASSERT_TRUE(installed.count("iptables")) << "setup.sh's package list was not read";
   for (const BackendInfo& backend : backend_registry()) {
     ASSERT_FALSE(backend.binaries.empty()) << backend.name;
