@@ -1,5 +1,6 @@
 #include "adapters/adapter_client.h"
 
+#include <algorithm>
 #include <iostream>
 #include <set>
 
@@ -12,9 +13,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
-// After the op timeout the reply gets this much more: a worker paused together with its
-// adapter sees its deadline pass the moment it resumes, before the adapter could answer.
-constexpr milliseconds kGrace{500};
 
 // Maelstrom's definite codes: the op did not happen. Every other code may have.
 const std::set<std::int64_t> kDefiniteCodes = {10, 11, 12, 14, 22};
@@ -30,7 +28,9 @@ struct AdapterLockClient::Reply {
   nlohmann::json body;
 };
 
-AdapterLockClient::AdapterLockClient(AdapterSettings settings) : settings_(std::move(settings)) { start(); }
+AdapterLockClient::AdapterLockClient(AdapterSettings settings) : settings_(std::move(settings)) {
+  start(Clock::now() + settings_.init_timeout, /*first=*/true);
+}
 
 AdapterLockClient::~AdapterLockClient() { process_.reset(); }
 
@@ -40,18 +40,19 @@ void AdapterLockClient::broken(const std::string& what) const {
                       settings_.log.string() + ") ends:\n" + os::file_tail(settings_.log.string(), 10));
 }
 
-void AdapterLockClient::start() {
+bool AdapterLockClient::start(Clock::time_point deadline, bool first) {
   process_.reset();
   {
     std::lock_guard lock(mu_);
     broken_.clear();
     awaited_ = 0;
+    ++instance_;
   }
   std::filesystem::path program =
       settings_.program.empty() ? adapter_program(*settings_.adapter) : settings_.program;
   try {
     process_ = std::make_unique<AdapterProcess>(AdapterProcess::Options{
-        program, settings_.log, [this](const std::string& line) { on_line(line); },
+        program, settings_.log, [this, n = instance_](const std::string& line) { on_line(line, n); },
         [this](const std::string& how) { on_end(how); }});
   } catch (const HarnessError& e) {
     broken(std::string("could not be started: ") + e.what());
@@ -61,14 +62,32 @@ void AdapterLockClient::start() {
       {"node_id", settings_.node},
       {"backend", {{"kind", settings_.backend}, {"endpoints", settings_.endpoints}, {"config", settings_.client_config}}},
       {"lock", {{"ttl_ms", settings_.ttl.count()}, {"acquire_timeout_ms", settings_.acquire_timeout.count()}}}};
-  Reply r = call(init, Clock::now() + settings_.init_timeout);
+  Reply r = call(init, deadline);
   if (!r.answered) {
-    process_.reset();
+    if (!first) return false;  // call() stopped it
     broken("did not answer init within " + std::to_string(settings_.init_timeout.count()) + " ms");
   }
   if (r.body.value("type", "") != "init_ok") broken("answered init with " + quoted(r.body.dump()));
   std::lock_guard lock(mu_);
   init_ok_ = r.body;
+  return true;
+}
+
+std::optional<LockResult> AdapterLockClient::ensure_running(const char* op) {
+  if (process_) return std::nullopt;
+  if (start(Clock::now() + settings_.op_timeout, /*first=*/false)) return std::nullopt;
+  LockResult res;
+  res.outcome = Outcome::kFail;  // nothing was sent: the fresh adapter never got the op
+  res.not_sent = true;
+  res.error = "adapter " + settings_.adapter->name + " was replaced, and its replacement did not answer init within " +
+              std::to_string(settings_.op_timeout.count()) + " ms; " + op + " was not sent";
+  return res;
+}
+
+std::optional<std::string> AdapterLockClient::lease_of(const std::string& owner) const {
+  const std::string prefix = std::to_string(instance_) + ":";
+  if (!process_ || owner.rfind(prefix, 0) != 0) return std::nullopt;
+  return owner.substr(prefix.size());
 }
 
 AdapterLockClient::Reply AdapterLockClient::call(nlohmann::json body, Clock::time_point deadline) {
@@ -82,7 +101,9 @@ AdapterLockClient::Reply AdapterLockClient::call(nlohmann::json body, Clock::tim
   bool sent = process_->send(text, deadline);
   lock.lock();
   auto settled = [&] { return reply_.has_value() || !broken_.empty(); };
-  if (sent && !replied_.wait_until(lock, deadline, settled)) replied_.wait_for(lock, kGrace, settled);
+  if (sent && !replied_.wait_until(lock, deadline, settled)) replied_.wait_for(lock, kReplyGrace, settled);
+  // A send that failed because the adapter is gone: its end is what to report.
+  if (!sent) replied_.wait_for(lock, kReplyGrace, [&] { return !broken_.empty(); });
   awaited_ = 0;
   if (!broken_.empty()) {
     std::string why = broken_;
@@ -97,7 +118,7 @@ AdapterLockClient::Reply AdapterLockClient::call(nlohmann::json body, Clock::tim
   return Reply{};
 }
 
-void AdapterLockClient::on_line(const std::string& line) {
+void AdapterLockClient::on_line(const std::string& line, std::uint64_t instance) {
   nlohmann::json msg = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
   std::unique_lock lock(mu_);
   if (msg.is_discarded() || !msg.is_object() || !msg.contains("body") || !msg["body"].is_object() ||
@@ -108,14 +129,24 @@ void AdapterLockClient::on_line(const std::string& line) {
   }
   const nlohmann::json& body = msg["body"];
   if (body["type"] == "lost") {
+    const nlohmann::json caps = init_ok_.value("capabilities", nlohmann::json::array());
+    const bool can_lose = caps.is_array() && std::find(caps.begin(), caps.end(), "lost_event") != caps.end();
+    if (!can_lose || !body.contains("key") || !body["key"].is_string() || !body.contains("lease") ||
+        !body["lease"].is_string()) {
+      if (broken_.empty()) {
+        broken_ = std::string(can_lose ? "sent a lost event without a key and lease: "
+                                       : "sent a lost event without the lost_event capability: ") +
+                  quoted(line);
+      }
+      replied_.notify_all();
+      return;
+    }
     LostListener listener = listener_;
     lock.unlock();
+    const nlohmann::json& reason = body.contains("reason") ? body["reason"] : nlohmann::json();
     if (listener) {
-      auto text = [&](const char* field) {
-        const nlohmann::json& v = body.contains(field) ? body[field] : nlohmann::json();
-        return v.is_string() ? v.get<std::string>() : v.dump();
-      };
-      listener(text("key"), text("lease"), text("reason"));
+      listener(body["key"].get<std::string>(), std::to_string(instance) + ":" + body["lease"].get<std::string>(),
+               reason.is_string() ? reason.get<std::string>() : reason.dump());
     }
     return;
   }
@@ -144,7 +175,7 @@ LockResult AdapterLockClient::outcome(const Reply& r, const char* op) const {
   if (!r.answered) {
     res.outcome = Outcome::kUnknown;
     res.error = "adapter " + settings_.adapter->name + " did not answer " + op + " within " +
-                std::to_string((settings_.op_timeout + kGrace).count()) + " ms (it was replaced); its stderr ends:\n" +
+                std::to_string((settings_.op_timeout + kReplyGrace).count()) + " ms (it was replaced); its stderr ends:\n" +
                 os::file_tail(settings_.log.string(), 3);
     return res;
   }
@@ -165,7 +196,7 @@ LockResult AdapterLockClient::outcome(const Reply& r, const char* op) const {
 }
 
 LockResult AdapterLockClient::acquire(const std::string& key, milliseconds ttl) {
-  if (!process_) start();
+  if (auto none = ensure_running("acquire")) return *none;
   Reply r = call({{"type", "acquire"}, {"key", key}, {"ttl_ms", ttl.count()},
                   {"timeout_ms", settings_.acquire_timeout.count()}},
                  Clock::now() + settings_.op_timeout);
@@ -177,15 +208,17 @@ LockResult AdapterLockClient::acquire(const std::string& key, milliseconds ttl) 
   if (!token.is_null() && !token.is_number_integer()) {
     broken("answered acquire_ok with a token that is no integer: " + quoted(r.body.dump()));
   }
-  Grant g{key, std::nullopt, lease.is_string() ? lease.get<std::string>() : lease.dump()};
+  Grant g{key, std::nullopt, std::to_string(instance_) + ":" + (lease.is_string() ? lease.get<std::string>() : lease.dump())};
   if (token.is_number_integer()) g.token = token.get<std::int64_t>();
   res.grant = std::move(g);
   return res;
 }
 
+// A grant of a replaced adapter: that process is gone, and with it whatever it could do.
 LockResult AdapterLockClient::release(const Grant& g) {
-  if (!process_) start();
-  Reply r = call({{"type", "release"}, {"key", g.key}, {"lease", g.owner}}, Clock::now() + settings_.op_timeout);
+  std::optional<std::string> lease = lease_of(g.owner);
+  if (!lease) return LockResult{Outcome::kFail, std::nullopt, "not held: the adapter that granted it was replaced", true};
+  Reply r = call({{"type", "release"}, {"key", g.key}, {"lease", *lease}}, Clock::now() + settings_.op_timeout);
   LockResult res = outcome(r, "release");
   if (res.outcome == Outcome::kOk && r.body.value("held_at_release", nlohmann::json()) == false) {
     res.outcome = Outcome::kFail;
@@ -196,8 +229,9 @@ LockResult AdapterLockClient::release(const Grant& g) {
 
 LockResult AdapterLockClient::extend(const Grant& g, milliseconds ttl) {
   if (!can("extend")) return LockResult{Outcome::kFail, std::nullopt, "not supported by the library", true};
-  if (!process_) start();
-  Reply r = call({{"type", "extend"}, {"key", g.key}, {"lease", g.owner}, {"ttl_ms", ttl.count()}},
+  std::optional<std::string> lease = lease_of(g.owner);
+  if (!lease) return LockResult{Outcome::kFail, std::nullopt, "not held: the adapter that granted it was replaced", true};
+  Reply r = call({{"type", "extend"}, {"key", g.key}, {"lease", *lease}, {"ttl_ms", ttl.count()}},
                  Clock::now() + settings_.op_timeout);
   return outcome(r, "extend");
 }

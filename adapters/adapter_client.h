@@ -8,9 +8,15 @@
 // the next call: the old one may still be acting, so nothing it says is trusted again.
 //
 // A broken adapter is not a result about its library: a line on stdout that is no
-// protocol message, a reply to a msg_id never sent, an exit nobody asked for, or no
-// `init_ok` within the init timeout throw AdapterBroken, whose message names the adapter
-// and quotes its stderr (the log). Lost events go to the LostListener.
+// protocol message, a reply to a msg_id never sent, a `lost` without the capability or
+// without its key and lease, an exit nobody asked for, or no first `init_ok` within the
+// init timeout throw AdapterBroken, whose message names the adapter and quotes its stderr
+// (the log). A replacement that does not answer `init` in time is only an unknown outcome
+// (a paused client resumes with every deadline passed). Lost events go to the LostListener.
+//
+// A grant's owner is "<n>:<lease>", n counting the adapters started: leases need only be
+// unique per adapter process, and a grant of a replaced adapter is known for one (its
+// release or extend then fails without asking anyone: that process is gone).
 //
 // Not thread-safe apart from the listener (LockClient's rule: calls are serialized).
 // Blocking: the constructor up to init_timeout; acquire, release and extend up to the op
@@ -56,6 +62,10 @@ struct AdapterSettings {
 
 class AdapterLockClient final : public LockClient {
  public:
+  // How long a reply may come after the op timeout (a worker paused with its adapter sees
+  // its deadline passed the moment it resumes, before the adapter could answer).
+  static constexpr std::chrono::milliseconds kReplyGrace{500};
+
   // Starts the adapter and waits for its init_ok. Throws AdapterBroken.
   explicit AdapterLockClient(AdapterSettings settings);
   ~AdapterLockClient() override;
@@ -76,15 +86,21 @@ class AdapterLockClient final : public LockClient {
   struct Reply;
   // Sends body (its msg_id is set here) and waits for the reply until deadline.
   Reply call(nlohmann::json body, std::chrono::steady_clock::time_point deadline);
-  void start();  // a fresh adapter, init'ed; throws AdapterBroken
-  void on_line(const std::string& line);
+  // A fresh adapter, init'ed by deadline. Throws AdapterBroken; false when a replacement
+  // (not the first adapter) did not answer init in time (it is stopped again).
+  bool start(std::chrono::steady_clock::time_point deadline, bool first);
+  // Before an op: an adapter is running, or a LockResult saying why none could be had.
+  std::optional<LockResult> ensure_running(const char* op);
+  // The lease the current adapter gave for owner; nullopt when another adapter granted it.
+  std::optional<std::string> lease_of(const std::string& owner) const;
+  void on_line(const std::string& line, std::uint64_t instance);
   void on_end(const std::string& how);
   [[noreturn]] void broken(const std::string& what) const;
   LockResult outcome(const Reply& r, const char* op) const;
 
   const AdapterSettings settings_;
-  std::unique_ptr<AdapterProcess> process_;
-  mutable std::mutex mu_;  // below: shared with the reader thread
+  std::uint64_t instance_ = 0;  // adapters started so far; the current one's number
+  mutable std::mutex mu_;       // below: shared with the reader thread
   std::condition_variable replied_;
   std::int64_t last_id_ = 0;
   std::int64_t awaited_ = 0;  // the msg_id a call waits for; 0: none
@@ -92,6 +108,9 @@ class AdapterLockClient final : public LockClient {
   std::string broken_;        // why the adapter broke the protocol; empty while it has not
   nlohmann::json init_ok_;
   LostListener listener_;
+  // Last: destroyed first, so that its reader thread (which uses the members above) is
+  // joined before they go, also when the constructor throws.
+  std::unique_ptr<AdapterProcess> process_;
 };
 
 }  // namespace fencecheck

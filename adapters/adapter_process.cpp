@@ -79,7 +79,11 @@ AdapterProcess::~AdapterProcess() {
   [[maybe_unused]] ssize_t n = ::write(wake_.write.get(), &byte, 1);
   if (reader_.joinable()) reader_.join();
   ::shutdown(socket_.get(), SHUT_WR);  // EOF on its stdin
-  ::kill(pid_, SIGKILL);               // it must not outlive this object in any case
+  {
+    // It must not outlive this object; once reaped, its pid may be someone else's.
+    std::lock_guard lock(reap_mu_);
+    if (!reaped_) ::kill(pid_, SIGKILL);
+  }
   reap(milliseconds(1000));
 }
 

@@ -59,7 +59,10 @@ std::vector<OptionSpec> client_option_specs() {
 }
 
 std::filesystem::path adapters_dir() {
-  if (const char* env = std::getenv("FENCECHECK_ADAPTERS_DIR"); env != nullptr && *env != '\0') return env;
+  // Absolute: the adapter starts in its own folder, where a relative path means nothing.
+  if (const char* env = std::getenv("FENCECHECK_ADAPTERS_DIR"); env != nullptr && *env != '\0') {
+    return std::filesystem::absolute(env);
+  }
   std::error_code ec;
   return std::filesystem::read_symlink("/proc/self/exe", ec).parent_path() / "adapters";
 }

@@ -77,8 +77,8 @@ class BenchHealth {
   std::map<const Process*, int> stopped_polls_;  // consecutive polls seen stopped, unpaused
   Nanos stall_from_ = 0;                          // start of the time that counts as a stall
   bool stall_reported_ = false;
-  std::vector<std::string> unpolled_;
-  std::string last_unknown_;  // deaths worker_died found, for the next poll to return
+  std::vector<std::string> unpolled_;  // deaths worker_died found, for the next poll to return
+  std::string last_unknown_;           // "on c1: <error>" of the last op of unknown outcome
 };
 
 }  // namespace fencecheck

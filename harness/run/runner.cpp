@@ -188,7 +188,7 @@ void Runner::start_nodes() {
   runtime_->share(dir_, true);
   runtime_->share(control_dir_, true);
   runtime_->share(exe_, false);
-  if (const AdapterInfo* a = find_adapter(c_.opts.text("client"))) runtime_->share(adapter_dir(*a), false);
+  if (find_adapter(c_.opts.text("client")) != nullptr) runtime_->share(adapters_dir(), false);  // lib/ too
   if (auto library = NodeClocks::find_library(exe_)) runtime_->share(*library, false);
   std::vector<std::string> nodes = server_->nodes();
   nodes.push_back(ResourceNode::kNode);

@@ -7,7 +7,16 @@ using std::chrono::milliseconds;
 WorkerPool::WorkerPool(Runtime& runtime, WorkerSetup setup, std::vector<std::string> nodes)
     : runtime_(runtime), setup_(std::move(setup)), nodes_(std::move(nodes)) {}
 
-WorkerPool::~WorkerPool() = default;
+// The handles' notice threads read sink_ (under mu_) until each handle is destroyed, so the
+// handles go first, outside mu_ (a handle's destructor joins its thread).
+WorkerPool::~WorkerPool() {
+  std::map<std::string, Worker> workers, launched;
+  {
+    std::lock_guard lock(mu_);
+    workers.swap(workers_);
+    launched.swap(launched_);
+  }
+}
 
 void WorkerPool::start_all() {
   for (const auto& node : nodes_) start(node);

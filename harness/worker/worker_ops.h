@@ -64,12 +64,14 @@ class WorkerOps {
 
   const std::string default_node_;
   const std::chrono::milliseconds resource_deadline_;
-  mutable std::mutex mu_;
-  std::shared_ptr<Session> session_;
+  // The notice queue comes before the session: a lock client's thread may push into it
+  // until the session (and its client) is gone, so it must be destroyed after.
   std::mutex notice_mu_;
   std::condition_variable notice_cv_;
   std::deque<proto::Notice> notices_;
   bool notices_closed_ = false;
+  mutable std::mutex mu_;
+  std::shared_ptr<Session> session_;
 };
 
 }  // namespace fencecheck

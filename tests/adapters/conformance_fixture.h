@@ -54,7 +54,7 @@ using testing::eventually;
 constexpr milliseconds kOpTimeout{3000};
 constexpr milliseconds kAcquireTimeout{300};
 // AdapterLockClient waits this much beyond the op timeout for a late reply.
-constexpr milliseconds kReplyGrace{500};
+constexpr milliseconds kReplyGrace = AdapterLockClient::kReplyGrace;
 // A ttl no case outlives by accident.
 constexpr milliseconds kLongTtl{10000};
 // What a definite answer may take beyond the acquire timeout: round trips, retry jitter.

@@ -30,7 +30,7 @@ let self = null; // node_id from the latest init
 let generation = 0; // bumped by each init, so work of a retired process can tell it is stale
 let initialized = false; // the latest init has answered init_ok
 
-// One whole line per write: Node writes to a pipe synchronously on Linux, and the JS thread is
+// One whole line per write: Node writes to a pipe or socket synchronously on Linux, and the JS thread is
 // single, so replies and lost events never interleave.
 function send(body) {
   process.stdout.write(JSON.stringify({ src: self, dest: 'h', body }) + '\n');
