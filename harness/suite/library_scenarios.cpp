@@ -47,9 +47,10 @@ std::vector<Scenario> make_library_scenarios() {
        "redis-semaphore: the Mutex is refreshed in the background, and onLockLost is called when a "
        "refresh finds it gone (#175: it once re-acquired silently)",
        join({"--backend", "redis", "--client", "redis-semaphore", "--resource", "unfenced"}, kPauseHolder),
-       // onLockLost arrives within milliseconds of the resume, before lock-append's write
-       // (which the client skips once told): overlaps, yet no lost update.
-       {{"exclusion", I}, {"resource", V}}},
+       // onLockLost comes at the first refresh after the resume, within milliseconds; the
+       // client skips its write once told, but a write queued behind the pause can win that
+       // race (1 run in 10 of `suite libraries --repeat 10`): the resource may go either way.
+       {{"exclusion", I}, {"resource", Expect::kAny}}},
       {"L4-control", "redis-semaphore 5.8.0 Mutex, no faults", "the Mutex excludes while its refreshes arrive",
        {"--backend", "redis", "--client", "redis-semaphore", "--nemesis", "none", "--time-limit", "15"},
        {{"exclusion", V}, {"resource", V}}},
