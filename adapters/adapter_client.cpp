@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <iostream>
 #include <set>
+#include <utility>
 
 #include "platform/errors.h"
 #include "platform/os_util.h"
@@ -197,9 +198,12 @@ LockResult AdapterLockClient::outcome(const Reply& r, const char* op) const {
 
 LockResult AdapterLockClient::acquire(const std::string& key, milliseconds ttl) {
   if (auto none = ensure_running("acquire")) return *none;
-  Reply r = call({{"type", "acquire"}, {"key", key}, {"ttl_ms", ttl.count()},
-                  {"timeout_ms", settings_.acquire_timeout.count()}},
-                 Clock::now() + settings_.op_timeout);
+  nlohmann::json request = {{"type", "acquire"}, {"key", key}, {"ttl_ms", ttl.count()},
+                            {"timeout_ms", settings_.acquire_timeout.count()}};
+  // The pause stops the adapter inside the op: the op's deadline stretches by it.
+  const milliseconds pause = std::exchange(next_pause_, milliseconds(0));
+  if (pause.count() > 0) request["pause_after_send_ms"] = pause.count();
+  Reply r = call(request, Clock::now() + settings_.op_timeout + pause);
   LockResult res = outcome(r, "acquire");
   if (res.outcome != Outcome::kOk) return res;
   const nlohmann::json& lease = r.body.contains("lease") ? r.body["lease"] : nlohmann::json();

@@ -75,6 +75,7 @@ class AdapterLockClient final : public LockClient {
   // Lengthens g's lease to ttl from now; kFail "not supported" without the capability.
   LockResult extend(const Grant& g, std::chrono::milliseconds ttl);
   void set_lost_listener(LostListener listener) override;
+  void pause_next_acquire_after_send(std::chrono::milliseconds pause) override { next_pause_ = pause; }
 
   // The last init_ok's body: library, version, capabilities.
   nlohmann::json init_reply() const;
@@ -100,6 +101,7 @@ class AdapterLockClient final : public LockClient {
 
   const AdapterSettings settings_;
   std::uint64_t instance_ = 0;  // adapters started so far; the current one's number
+  std::chrono::milliseconds next_pause_{0};  // for the next acquire (pause_after_send_ms)
   mutable std::mutex mu_;       // below: shared with the reader thread
   std::condition_variable replied_;
   std::int64_t last_id_ = 0;

@@ -23,9 +23,9 @@ const std::vector<AdapterInfo>& adapter_registry() {
   static const std::vector<AdapterInfo> registry = {
       {"node-redlock", "redlock", "4.2.0", "node", {"redlock"},
        "Redlock over independent masters; a lock is only granted while its validity has not run out",
-       kNode, "node_modules/redlock/package.json", kNpmHint},
+       kNode, "node_modules/redlock/package.json", kNpmHint, true},
       {"node-redlock-5", "redlock", "5.0.0-beta.2", "node", {"redlock"},
-       "the same Redlock algorithm, rewritten (beta)", kNode, "node_modules/redlock/package.json", kNpmHint},
+       "the same Redlock algorithm, rewritten (beta)", kNode, "node_modules/redlock/package.json", kNpmHint, true},
       {"redis-semaphore", "redis-semaphore", "5.8.0", "node", {"redis"},
        "a Mutex refreshed in the background; onLockLost is called when a refresh finds the lock gone",
        kNode, "node_modules/redis-semaphore/package.json", kNpmHint},

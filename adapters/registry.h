@@ -31,6 +31,9 @@ struct AdapterInfo {
   // adapter's folder ("node_modules/redlock/package.json") or absolute (a Debian package's).
   std::string installed_marker;
   std::string install_hint;           // what makes the marker appear
+  // Its adapter can stop its own thread right after the library sent an acquire's lock
+  // commands (capability pause_after_send), which the pause-after-send fault needs.
+  bool pauses_after_send = false;
 };
 
 const std::vector<AdapterInfo>& adapter_registry();

@@ -53,6 +53,10 @@ class LockClient {
   using LostListener =
       std::function<void(const std::string& key, const std::string& owner, const std::string& reason)>;
   virtual void set_lost_listener(LostListener) {}
+  // The next acquire stops the client's own thread for `pause` right after it sent its lock
+  // commands (the pause-after-send fault). Only lock libraries whose adapter can do it
+  // (AdapterInfo::pauses_after_send); the run refuses the fault for every other client.
+  virtual void pause_next_acquire_after_send(std::chrono::milliseconds pause) { (void)pause; }
 };
 
 }  // namespace fencecheck

@@ -139,6 +139,12 @@ class Nemesis {
   // (called on the client's thread; must not wait for a fault action).
   virtual void on_acquire_sent(const std::string& client_node) { (void)client_node; }
   virtual void on_acquire_ended(const std::string& client_node) { (void)client_node; }
+  // Called just before a client's acquire is sent: how long its lock library should stop
+  // itself right after sending the lock commands (pause-after-send); 0 for no pause.
+  virtual std::chrono::milliseconds pause_in_acquire(const std::string& client_node) {
+    (void)client_node;
+    return std::chrono::milliseconds(0);
+  }
   // Ends faults whose time is up (reads the context's TimeSource).
   virtual void tick() = 0;
   // When tick() will next have something to do (a self-timed fault's end); nullopt when
@@ -170,6 +176,9 @@ struct FaultInfo {
   // `--nemesis-targets clients` makes it hit clients instead of servers (clock faults: a
   // lock library computes validity from its own wall clock).
   bool targets_clients = false;
+  // Works inside the client's lock library: needs an adapter that can pause itself
+  // (AdapterInfo::pauses_after_send).
+  bool pauses_inside_client = false;
 };
 
 const std::vector<FaultInfo>& fault_registry();

@@ -8,7 +8,9 @@ namespace {
 
 bool is_freeze(const std::string& fault) { return fault == "freeze-client" || fault == "freeze-server"; }
 bool on_clients(const std::string& fault) { return fault == "pause-client" || fault == "freeze-client"; }
-bool lock_aware(const std::string& fault) { return fault == "pause-holder" || fault == "pause-acquirer"; }
+bool lock_aware(const std::string& fault) {
+  return fault == "pause-holder" || fault == "pause-acquirer" || fault == "pause-after-send";
+}
 bool known(const std::string& fault) {
   return lock_aware(fault) || fault == "pause-client" || fault == "pause-server" || is_freeze(fault);
 }
@@ -53,7 +55,7 @@ void PauseNemesis::replay(const std::string& f, const nlohmann::json& value) {
 }
 
 void PauseNemesis::arm_locked(const std::string& fault, std::chrono::milliseconds ms) {
-  armed_ = fault == "pause-holder" ? Armed::kHolder : Armed::kAcquirer;
+  armed_ = fault == "pause-holder" ? Armed::kHolder : fault == "pause-acquirer" ? Armed::kAcquirer : Armed::kAfterSend;
   armed_ms_ = ms;
   ctx_.log.record("arm", {{"fault", fault}, {"ms", ms.count()}});
   show_locked();
@@ -74,8 +76,31 @@ void PauseNemesis::on_acquire_sent(const std::string& client_node) {
 }
 
 void PauseNemesis::on_acquire_ended(const std::string& client_node) {
-  std::lock_guard lock(flight_mu_);
-  in_flight_.erase(client_node);
+  {
+    std::lock_guard lock(flight_mu_);
+    in_flight_.erase(client_node);
+  }
+  if (!inside_set_) return;  // the common case, without waiting for a pause in progress
+  std::lock_guard lock(mu_);
+  if (inside_ && *inside_ == client_node) {
+    ctx_.log.record("resume", {{"fault", "pause-after-send"}, {"targets", {client_node}}});
+    inside_.reset();
+    inside_set_ = false;
+    show_locked();
+  }
+}
+
+std::chrono::milliseconds PauseNemesis::pause_in_acquire(const std::string& client_node) {
+  if (armed_ != Armed::kAfterSend) return std::chrono::milliseconds(0);
+  std::lock_guard lock(mu_);
+  if (armed_ != Armed::kAfterSend || inside_) return std::chrono::milliseconds(0);
+  armed_ = Armed::kNone;
+  inside_ = client_node;
+  inside_set_ = true;
+  ctx_.log.record("pause", {{"fault", "pause-after-send"}, {"targets", {client_node}}, {"ms", armed_ms_.count()},
+                            {"inside", "the lock library, after it sent the acquire's lock commands"}});
+  show_locked();
+  return armed_ms_;
 }
 
 std::string PauseNemesis::acquirer_due() const {
@@ -113,7 +138,7 @@ std::optional<TimeSource::Instant> PauseNemesis::due() const {
 
 void PauseNemesis::heal() {
   std::lock_guard lock(mu_);
-  armed_ = Armed::kNone;
+  armed_ = Armed::kNone;  // a pause inside a library ends by itself: its resume comes with the acquire
   if (paused_) resume_locked();
   show_locked();
 }
@@ -147,10 +172,14 @@ void PauseNemesis::resume_locked() {
 }
 
 void PauseNemesis::show_locked() {
+  static constexpr const char* kArmed[] = {"", "pause-holder (armed)", "pause-acquirer (armed)",
+                                            "pause-after-send (armed)"};
   if (paused_) {
     status_.show({paused_->fault + " " + paused_->node});
+  } else if (inside_) {
+    status_.show({"pause-after-send " + *inside_});
   } else if (armed_ != Armed::kNone) {
-    status_.show({armed_ == Armed::kHolder ? "pause-holder (armed)" : "pause-acquirer (armed)"});
+    status_.show({kArmed[static_cast<int>(armed_.load())]});
   } else {
     status_.clear();
   }

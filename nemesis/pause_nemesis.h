@@ -6,6 +6,11 @@
 //                 was sent (the library is working on it, e.g. waiting or retrying) is
 //                 paused then: the GC pause between sending and reading that a lock's
 //                 validity check exists for. An acquire that returns sooner is skipped.
+//   pause-after-send arms; the next client to send an acquire has it carry the pause: its
+//                 lock library (an adapter that can) stops its own thread right after it
+//                 sent the lock commands, before it reads a reply — the same GC pause, at
+//                 the exact point. Recorded "pause" as the acquire is sent and "resume"
+//                 when it comes back.
 //   pause-client  a random client node
 //   pause-server  a random server node
 //   freeze-client, freeze-server: the whole node frozen instead (NodeProcesses::freeze,
@@ -35,6 +40,7 @@ class PauseNemesis : public Nemesis {
   void on_acquired(const std::string& client_node) override;
   void on_acquire_sent(const std::string& client_node) override;
   void on_acquire_ended(const std::string& client_node) override;
+  std::chrono::milliseconds pause_in_acquire(const std::string& client_node) override;
   void tick() override;
   std::optional<TimeSource::Instant> due() const override;
   bool active() const override { return status_.any(); }
@@ -63,12 +69,14 @@ class PauseNemesis : public Nemesis {
   mutable std::mutex mu_;  // the family's action lock
   // The lock-aware fault armed ("pause-holder", "pause-acquirer"), or none: read without
   // the lock by the client threads' hooks.
-  enum class Armed { kNone, kHolder, kAcquirer };
+  enum class Armed { kNone, kHolder, kAcquirer, kAfterSend };
   std::atomic<Armed> armed_{Armed::kNone};
   std::chrono::milliseconds armed_ms_{0};
   mutable std::mutex flight_mu_;  // in_flight_: never held across a fault action
   std::map<std::string, TimeSource::Instant> in_flight_;  // client → when its acquire was sent
   std::optional<Paused> paused_;
+  std::optional<std::string> inside_;  // the client whose acquire carries a pause-after-send
+  std::atomic<bool> inside_set_{false};  // inside_ has a value: read without the lock
   FaultStatus status_;
 };
 

@@ -52,6 +52,10 @@ const std::vector<FaultInfo>& fault_registry() {
       {"pause-acquirer", "pause",
        "SIGSTOP a client whose acquire is in flight (sent, not yet answered) for --pause-ms",
        false, false, false, true, make_pause_nemesis, {"pause-ms"}},
+      {"pause-after-send", "pause",
+       "the next acquire's lock library stops its own thread for --pause-ms right after it sent the lock "
+       "commands, before it reads a reply (a GC pause where a validity check guards; adapters that can)",
+       false, false, false, true, make_pause_nemesis, {"pause-ms"}, false, false, true},
       {"pause-client", "pause", "SIGSTOP a random client for --pause-ms", false, false, false, true,
        make_pause_nemesis, {"pause-ms"}},
       {"pause-server", "pause", "SIGSTOP a random server for --pause-ms", false, false, false, true,

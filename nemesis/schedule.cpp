@@ -1,5 +1,6 @@
 #include "nemesis/schedule.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace fencecheck {
@@ -216,6 +217,12 @@ void NemesisSchedule::on_acquire_sent(const std::string& client_node) {
 
 void NemesisSchedule::on_acquire_ended(const std::string& client_node) {
   for (auto& [name, f] : families_) f->nemesis->on_acquire_ended(client_node);
+}
+
+std::chrono::milliseconds NemesisSchedule::pause_in_acquire(const std::string& client_node) {
+  std::chrono::milliseconds longest(0);
+  for (auto& [name, f] : families_) longest = std::max(longest, f->nemesis->pause_in_acquire(client_node));
+  return longest;
 }
 
 std::vector<std::string> NemesisSchedule::describe_active() const {

@@ -72,6 +72,8 @@ class NemesisSchedule {
   void on_acquired(const std::string& client_node);
   void on_acquire_sent(const std::string& client_node);
   void on_acquire_ended(const std::string& client_node);
+  // The longest in-library pause any family asks of this client's next acquire (0: none).
+  std::chrono::milliseconds pause_in_acquire(const std::string& client_node);
   std::vector<std::string> describe_active() const;
   // Why the schedule stopped injecting faults early — the error and the faults in force
   // then; empty when it did not.

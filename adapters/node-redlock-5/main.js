@@ -36,7 +36,7 @@ const heldLock = (body) => A.heldLock(locks, body, (lock) => lock.resources[0]);
 A.run({
   library: 'redlock',
   version: A.packageVersion('redlock', __dirname), // its package.json says "v5.0.0-beta.2"
-  capabilities: ['extend'],
+  capabilities: ['extend', 'pause_after_send'],
 
   async init(body) {
     for (const c of clients) c.disconnect();
@@ -50,6 +50,7 @@ A.run({
     redlock.on('error', (err) => {
       if (!(err instanceof ResourceLockedError)) A.log('redlock error:', err.message);
     });
+    A.installPauseHook(clients, redlock.scripts.acquireScript.value);
     await A.whenReady(clients, 2000);
     A.log(`init: ${clients.length} masters, commandTimeout ${commandTimeoutMs} ms, ready:`,
       clients.map((c) => c.status).join(','));
@@ -61,8 +62,8 @@ A.run({
       const retryCount = Math.max(0, Math.floor(body.timeout_ms / RETRY_DELAY_MS));
       let lock;
       try {
-        lock = await redlock.acquire([body.key], body.ttl_ms,
-          { retryCount, retryDelay: RETRY_DELAY_MS, retryJitter: RETRY_JITTER_MS });
+        lock = await A.withPauseAfterSend(body, () => redlock.acquire([body.key], body.ttl_ms,
+          { retryCount, retryDelay: RETRY_DELAY_MS, retryJitter: RETRY_JITTER_MS }));
       } catch (err) {
         throw await classify(err, A.CODES.UNAVAILABLE);
       }

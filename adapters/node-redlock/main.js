@@ -50,13 +50,14 @@ const heldLock = (body) => A.heldLock(locks, body, (lock) => lock.resource[0]);
 A.run({
   library: 'redlock',
   version: A.packageVersion('redlock', __dirname),
-  capabilities: ['extend'],
+  capabilities: ['extend', 'pause_after_send'],
 
   async init(body) {
     for (const c of clients) c.disconnect();
     locks = new Map();
     const commandTimeoutMs = A.commandTimeoutFor(body.lock && body.lock.ttl_ms);
     clients = A.connectAll(Redis, body.backend.endpoints, commandTimeoutMs);
+    A.installPauseHook(clients, new Redlock(clients).scripts.lockScript.value);
     await A.whenReady(clients, 2000);
     A.log(`init: ${clients.length} masters, commandTimeout ${commandTimeoutMs} ms, ready:`,
       clients.map((c) => c.status).join(','));
@@ -68,7 +69,7 @@ A.run({
       const r = redlock(Math.max(0, Math.floor(body.timeout_ms / RETRY_DELAY_MS)), 'lockScript');
       let lock;
       try {
-        lock = await r.lock(body.key, body.ttl_ms);
+        lock = await A.withPauseAfterSend(body, () => r.lock(body.key, body.ttl_ms));
       } catch (err) {
         throw classify(err, r, A.CODES.UNAVAILABLE);
       }

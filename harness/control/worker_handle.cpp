@@ -112,11 +112,13 @@ WorkerHandle::Completion WorkerHandle::invoke(OpFn f, const std::string& key,
                                               const nlohmann::json& invoke_value,
                                               std::chrono::milliseconds ttl,
                                               std::chrono::milliseconds deadline,
-                                              std::optional<std::int64_t> fence) {
+                                              std::optional<std::int64_t> fence,
+                                              std::chrono::milliseconds pause_after_send) {
   Completion c;
   proto::InvokeRequest req;
   try {
     req = encode_invoke(f, key, invoke_value, ttl, fence);
+    req.set_pause_after_send_ms(pause_after_send.count());
   } catch (const std::exception& e) {
     return Completion{OpType::kFail, nullptr, std::string("bad ") + std::string(to_string(f)) + ": " + e.what(), true, {}, {}};
   }

@@ -73,9 +73,11 @@ class WorkerHandle {
   // `deadline` (plus scheduling noise). A worker that breaks the protocol (a malformed
   // reply) gives kInfo: the op may have happened.
   // fence: the holder's token shown to the resource with a read (op_codec.h).
+  // pause_after_send: an acquire's in-library pause (InvokeRequest.pause_after_send_ms).
   Completion invoke(OpFn f, const std::string& key, const nlohmann::json& invoke_value,
                     std::chrono::milliseconds ttl, std::chrono::milliseconds deadline,
-                    std::optional<std::int64_t> fence = std::nullopt);
+                    std::optional<std::int64_t> fence = std::nullopt,
+                    std::chrono::milliseconds pause_after_send = std::chrono::milliseconds(0));
 
   // Asks the worker to exit. True if it acknowledged within timeout; false otherwise (the
   // caller then stops the process through its Supervisor). Never throws.

@@ -32,8 +32,13 @@ OpResult WorkerSession::invoke(OpFn f, const std::string& key, const nlohmann::j
   if (f == OpFn::kRelease) held_.erase(key);  // the hold ends at the release's invoke
   shared_.history.record(process_, OpType::kInvoke, f, key, value, node_);
   lock.unlock();
-  if (f == OpFn::kAcquire) shared_.on_acquire_sent(node_);
-  WorkerHandle::Completion c = worker->invoke(f, key, value, shared_.ttl, shared_.op_timeout, fence);
+  milliseconds pause_after_send(0);
+  if (f == OpFn::kAcquire) {
+    pause_after_send = shared_.acquire_pause(node_);
+    shared_.on_acquire_sent(node_);
+  }
+  WorkerHandle::Completion c =
+      worker->invoke(f, key, value, shared_.ttl, shared_.op_timeout, fence, pause_after_send);
   if (f == OpFn::kAcquire) shared_.on_acquire_ended(node_);
   OpResult r{c.type, completion_value(f, c.type, value, c.ok_value), c.error};
   lock.lock();

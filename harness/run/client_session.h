@@ -51,6 +51,11 @@ struct SessionShared {
   // a nemesis that pauses acquirers in flight needs (Nemesis::on_acquire_sent).
   std::function<void(const std::string& node)> on_acquire_sent = [](const std::string&) {};
   std::function<void(const std::string& node)> on_acquire_ended = [](const std::string&) {};
+  // Before an acquire is sent: how long its library is to stop itself right after sending
+  // its lock commands (Nemesis::pause_in_acquire); 0 for none.
+  std::function<std::chrono::milliseconds(const std::string& node)> acquire_pause = [](const std::string&) {
+    return std::chrono::milliseconds(0);
+  };
 };
 
 class WorkerSession : public ClientSession {

@@ -84,6 +84,17 @@ std::optional<std::string> RunConfig::input_problem(const OptionSchema& schema) 
         std::find(info->options.begin(), info->options.end(), "nemesis-targets") != info->options.end()) {
       return "--nemesis-targets clients applies to clock-bump and clock-strobe only, not to " + f;
     }
+    if (info->pauses_inside_client) {
+      const AdapterInfo* a = opts.has("client") ? find_adapter(opts.text("client")) : nullptr;
+      if (a == nullptr || !a->pauses_after_send) {
+        std::string can;
+        for (const AdapterInfo& x : adapter_registry()) {
+          if (x.pauses_after_send) can += (can.empty() ? "" : ", ") + x.name;
+        }
+        return "fault \"" + f + "\" pauses inside the client's lock library, which --client " +
+               (opts.has("client") ? opts.text("client") : std::string(kNativeClient)) + " cannot: use --client " + can;
+      }
+    }
     if (info->needs_leader && !b->has_leader) {
       return "fault \"" + f + "\" cuts off the leader, but backend " + backend + " has none";
     }

@@ -237,7 +237,8 @@ void Runner::run_clients() {
                        c_.opts.ms("ttl-ms"), c_.opts.ms("op-timeout-ms"),
                        static_cast<std::uint64_t>(c_.opts.integer("max-info")),
                        [this](const std::string& node) { schedule_->on_acquire_sent(node); },
-                       [this](const std::string& node) { schedule_->on_acquire_ended(node); }};
+                       [this](const std::string& node) { schedule_->on_acquire_ended(node); },
+                       [this](const std::string& node) { return schedule_->pause_in_acquire(node); }};
   std::vector<std::unique_ptr<WorkerSession>> sessions;
   for (int i = 0; i < concurrency; ++i) {
     sessions.push_back(std::make_unique<WorkerSession>(shared, clients_[static_cast<std::size_t>(i)], i,

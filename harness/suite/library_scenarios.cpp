@@ -21,6 +21,8 @@ Args join(Args a, const Args& b) {
 const Args kRedlock = {"--backend", "redlock", "--backend-opt", "n=3", "--ttl-ms", "500",
                        "--acquire-timeout-ms", "1000", "--time-limit", "15"};
 const Args kPauseAcquirer = {"--nemesis", "pause-acquirer", "--pause-ms", "1500", "--nemesis-interval", "1000"};
+// The same pause placed by the library itself between sending the SETs and reading a reply.
+const Args kPauseAfterSend = {"--nemesis", "pause-after-send", "--pause-ms", "1500", "--nemesis-interval", "1000"};
 // The article's pause: the holder frozen for three leases, just after its acquire.
 const Args kPauseHolder = {"--nemesis", "pause-holder", "--ttl-ms", "500", "--pause-ms", "1500",
                            "--nemesis-interval", "1000", "--hold-ms", "200", "--time-limit", "15"};
@@ -36,6 +38,14 @@ std::vector<Scenario> make_library_scenarios() {
        "the same promise; 5.0.0-beta.2 computes the start once before its retries and never checks the "
        "expiration (node-redlock #296, #299, PR #369): a lock may be granted already expired",
        join(join(kRedlock, kPauseAcquirer), {"--client", "node-redlock-5"}),
+       {{"exclusion", I}}},
+      {"L1-send", "node-redlock 4.2.0, a pause between sending the SETs and reading the replies",
+       "the validity check: after the replies, 4.2.0 finds the lease spent and does not grant it",
+       join(join(kRedlock, kPauseAfterSend), {"--client", "node-redlock"}),
+       {{"exclusion", V}}},
+      {"L2-send", "node-redlock 5.0.0-beta.2, the same pause",
+       "no validity check: 5.0.0-beta.2 grants the lease the pause spent while another client holds it",
+       join(join(kRedlock, kPauseAfterSend), {"--client", "node-redlock-5"}),
        {{"exclusion", I}}},
       {"L3", "node-redlock 4.2.0, the clients' wall clocks jump",
        "node-redlock computes validity from the client's Date.now(); a jump can only shorten or lengthen "

@@ -158,7 +158,7 @@ proto::InvokeReply WorkerOps::invoke(const proto::InvokeRequest& req) {
     case OpFn::kAcquire:
     case OpFn::kRelease:
       try {
-        return op.f == OpFn::kAcquire ? acquire(*s, op) : release(*s, op);
+        return op.f == OpFn::kAcquire ? acquire(*s, op, milliseconds(req.pause_after_send_ms())) : release(*s, op);
       } catch (const AdapterBroken& e) {
         Reply r = make_reply(Reply::INFO, e.what());
         r.set_broken(valid_utf8(e.what()));
@@ -173,7 +173,7 @@ proto::InvokeReply WorkerOps::invoke(const proto::InvokeRequest& req) {
   return make_reply(Reply::FAIL, "bad request: the worker cannot run op \"" + std::string(to_string(op.f)) + "\"", true);
 }
 
-proto::InvokeReply WorkerOps::acquire(Session& s, const DecodedOp& op) {
+proto::InvokeReply WorkerOps::acquire(Session& s, const DecodedOp& op, milliseconds pause_after_send) {
   std::lock_guard<std::mutex> lock(s.lock_mu);
   // A grant still here belongs to a process the controller retired (an op of unknown
   // outcome while it held the lock, or a release of unknown outcome): no live process
@@ -184,6 +184,7 @@ proto::InvokeReply WorkerOps::acquire(Session& s, const DecodedOp& op) {
     s.client->release(stale->second);
     s.grants.erase(stale);
   }
+  if (pause_after_send.count() > 0) s.client->pause_next_acquire_after_send(pause_after_send);
   LockResult res = s.client->acquire(op.key, op.ttl);
   Reply r = from_lock_result(res);
   if (res.outcome == Outcome::kOk && res.grant) {

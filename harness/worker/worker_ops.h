@@ -53,7 +53,7 @@ class WorkerOps {
  private:
   struct Session;
   std::shared_ptr<Session> session() const;
-  proto::InvokeReply acquire(Session& s, const DecodedOp& op);
+  proto::InvokeReply acquire(Session& s, const DecodedOp& op, std::chrono::milliseconds pause_after_send);
   proto::InvokeReply release(Session& s, const DecodedOp& op);
   proto::InvokeReply read(Session& s, const DecodedOp& op);
   proto::InvokeReply write(Session& s, const DecodedOp& op);

@@ -205,6 +205,23 @@ TEST_P(AdapterConformanceTest, LostEventOnlyWhereTheLibraryHasOne) {
 
 // A client fault reaches the adapter: it is in the test process's group (a pause or kill of
 // the worker's group takes it too), and a clock offset from libfcclock.so shifts its clock.
+// pause-after-send: the registry says which adapters can stop themselves after sending an
+// acquire's lock commands, and those that say so do: the acquire takes the pause at least.
+TEST_P(AdapterConformanceTest, PauseAfterSendWhereTheRegistrySaysSo) {
+  AdapterLockClient& a = client("c1");
+  EXPECT_EQ(a.can("pause_after_send"), adapter_->pauses_after_send)
+      << "the registry's pauses_after_send must match the adapter's capability";
+  if (!adapter_->pauses_after_send) return;
+  a.pause_next_acquire_after_send(1000ms);
+  const auto start = std::chrono::steady_clock::now();
+  LockResult r = a.acquire("k", kLongTtl);
+  const auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_GE(took, 1000ms) << "the adapter did not stop itself: " << describe(r);
+  // Only that acquire: the next is quick again.
+  LockResult other = a.acquire("k2", kLongTtl);
+  EXPECT_EQ(other.outcome, Outcome::kOk) << describe(other);
+}
+
 TEST_P(AdapterConformanceTest, FaultsReachTheAdapter) {
   const fs::path lib = fs::path(FENCECHECK_BIN).parent_path() / "libfcclock.so";
   ASSERT_TRUE(fs::exists(lib)) << lib << " is not built";

@@ -81,6 +81,30 @@ TEST_F(PauseFixture, AcquirerPausesOnlyAClientWhoseAcquireIsStillInFlight) {
   EXPECT_FALSE(nemesis.active());
 }
 
+// pause-after-send hands its pause to exactly one acquire — the next one sent once armed —
+// recording "pause" then and "resume" when that acquire comes back; no signal is sent.
+TEST_F(PauseFixture, AfterSendGivesThePauseToTheNextAcquireOnce) {
+  EXPECT_EQ(nemesis.pause_in_acquire("c1"), milliseconds(0)) << "not armed";
+  nemesis.start("pause-after-send", rng);
+  EXPECT_EQ(nemesis.describe_active(), std::vector<std::string>{"pause-after-send (armed)"});
+  EXPECT_EQ(nemesis.pause_in_acquire("c3"), milliseconds(50));
+  EXPECT_EQ(nemesis.pause_in_acquire("c4"), milliseconds(0)) << "one acquire only";
+  EXPECT_EQ(nemesis.describe_active(), std::vector<std::string>{"pause-after-send c3"});
+  nemesis.on_acquire_ended("c4");  // another client's acquire ends nothing
+  EXPECT_TRUE(nemesis.active());
+  nemesis.on_acquire_ended("c3");
+  EXPECT_FALSE(nemesis.active());
+  EXPECT_TRUE(env.signals().empty()) << "the library pauses itself; nothing is signalled";
+  auto records = env.records();
+  ASSERT_EQ(records.size(), 3u);
+  EXPECT_EQ(records[0].f, "arm");
+  EXPECT_EQ(records[1].f, "pause");
+  EXPECT_EQ(records[1].value["targets"], nlohmann::json::array({"c3"}));
+  EXPECT_EQ(records[1].value["ms"], 50);
+  EXPECT_EQ(records[2].f, "resume");
+  EXPECT_EQ(records[2].value["fault"], "pause-after-send");
+}
+
 TEST_F(PauseFixture, ResumesOnlyAfterThePauseDuration) {
   nemesis.start("pause-holder", rng);
   nemesis.on_acquired("c2");

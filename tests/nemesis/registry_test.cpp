@@ -27,7 +27,7 @@ TEST(FaultRegistry, UnknownNamesAreNull) {
 }
 
 TEST(FaultRegistry, NamesListEveryFault) {
-  EXPECT_EQ(fault_names().rfind("pause-holder, pause-acquirer, pause-client, pause-server, freeze-client, freeze-server, "
+  EXPECT_EQ(fault_names().rfind("pause-holder, pause-acquirer, pause-after-send, pause-client, pause-server, freeze-client, freeze-server, "
                                 "partition-halves", 0), 0u)
       << fault_names();
   std::string listed = fault_names();
@@ -69,7 +69,7 @@ TEST(FaultRegistry, FamiliesOfListsEachFamilyOnceInRegistryOrder) {
 TEST(FaultRegistry, AnOptionsHelpNamesTheFaultsThatReadIt) {
   for (const OptionSpec& spec : fault_option_specs()) {
     if (spec.name != "pause-ms") continue;
-    EXPECT_NE(spec.help.find("(read by pause-holder, pause-acquirer, pause-client, pause-server, freeze-client, freeze-server, partition-holder)"),
+    EXPECT_NE(spec.help.find("(read by pause-holder, pause-acquirer, pause-after-send, pause-client, pause-server, freeze-client, freeze-server, partition-holder)"),
               std::string::npos)
         << spec.help;
     return;

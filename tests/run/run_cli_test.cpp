@@ -54,7 +54,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(BadRun{"--backend bogus", "unknown backend \"bogus\"; valid backends: redis"},
                       BadRun{"--workload bogus", "unknown workload \"bogus\"; valid workloads: lock, lock-append"},
                       BadRun{"--nemesis pause-holder,bogus",
-                             "unknown fault \"bogus\"; valid faults: pause-holder, pause-acquirer, pause-client, pause-server"},
+                             "unknown fault \"bogus\"; valid faults: pause-holder, pause-acquirer, pause-after-send, pause-client, pause-server"},
                       BadRun{"--ttl-ms -5", "--ttl-ms must be positive"},
                       BadRun{"--pause-ms 60000", "--pause-ms (60000 ms) must be shorter than --time-limit"},
                       BadRun{"--resource half", "--resource must be fenced or unfenced, not \"half\""},

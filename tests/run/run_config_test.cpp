@@ -156,6 +156,9 @@ TEST(RunConfigProblem, EveryBadOptionIsNamed) {
       {"client unknown", [](RunConfig& c) { c.opts.set("client", "jedis"); }, "--client must be one of native, "},
       {"client docker", [](RunConfig& c) { c.opts.set("client", "redis-py"); c.runtime = "docker"; },
        "--client redis-py runs under --runtime netns or local"},
+      {"pause inside native", [](RunConfig& c) { c.nemesis = {"pause-after-send"}; },
+       "fault \"pause-after-send\" pauses inside the client's lock library, which --client native cannot: use "
+       "--client node-redlock, node-redlock-5"},
       {"model", [](RunConfig& c) { c.opts.set("model", "semaphore"); }, "--model must be one of mutex, fenced-mutex"},
       {"linear time", [](RunConfig& c) { c.opts.set("linear-time-limit", 0); },
        "--linear-time-limit must be positive (got 0 s)"},

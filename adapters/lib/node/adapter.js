@@ -3,6 +3,7 @@
 // stdin/stdout, replies, errors and events, dispatch by body.type, init, exit on EOF.
 // Each adapter's main.js only supplies the library-specific handlers, through run().
 
+const crypto = require('crypto');
 const fs = require('fs');
 const path = require('path');
 const readline = require('readline');
@@ -211,6 +212,69 @@ function heldLock(locks, body, keyOf) {
   return lock;
 }
 
+// Fault hook `pause_after_send_ms` of an acquire: a stop-the-world pause of the JS thread (like
+// a GC pause) right after the library has written the acquire's lock command to every master
+// and before any reply is read, the point Redlock's validity check guards. installPauseHook
+// wraps each client's sendCommand; the first EVALSHA/EVAL of the lock script (its text) sent
+// while an acquire is armed schedules the stall with process.nextTick, so every master's
+// command of that attempt (sent in the same tick) is written first. Later attempts: no pause.
+// The pause does not count toward the adapter's own ioredis commandTimeout (ttl/4): Node runs
+// expired timers before it reads sockets, so without restarting those commands' timers after
+// the stall each would fail "Command timed out" with its reply unread in the buffer.
+let pauseHook = null; // {clients, script} of the latest init
+let pauseMs = 0; // armed pause, consumed by the first lock command
+let paused = null; // the lock commands of the paused attempt, until the stall
+function installPauseHook(clients, script) {
+  const sha = crypto.createHash('sha1').update(script).digest('hex');
+  pauseHook = { clients, script };
+  pauseMs = 0;
+  for (const client of clients) {
+    const sendCommand = client.sendCommand;
+    client.sendCommand = function pausingSendCommand(command, ...rest) {
+      const result = sendCommand.call(this, command, ...rest);
+      const first = command && command.args && String(command.args[0]);
+      if ((command.name === 'evalsha' && first === sha) || (command.name === 'eval' && first === script)) {
+        if (pauseMs > 0) {
+          paused = [];
+          process.nextTick(stall, pauseMs);
+          pauseMs = 0;
+        }
+        if (paused) paused.push(command);
+      }
+      return result;
+    };
+  }
+}
+function stall(ms) {
+  const commands = paused;
+  paused = null;
+  log(`pause_after_send: ${commands.length} lock commands sent, pausing the JS thread for ${ms} ms`);
+  const t0 = process.hrtime.bigint();
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+  for (const c of commands) if (c._commandTimeoutTimer) c._commandTimeoutTimer.refresh();
+  log(`pause_after_send: resumed after ${Number(process.hrtime.bigint() - t0) / 1e6} ms`);
+}
+// Runs acquire() (the library's acquire) with the request's pause_after_send_ms, if any,
+// armed. The lock script is loaded on every master first (failures only logged): on a fresh
+// server the library's EVALSHA answers NOSCRIPT and its EVAL, the command that takes the
+// lock, would only be sent after the pause.
+async function withPauseAfterSend(body, acquire) {
+  const ms = body.pause_after_send_ms;
+  if (ms === undefined) return acquire();
+  if (!CHECKS.positive_ms(ms)) throw fail(CODES.MALFORMED, 'pause_after_send_ms must be positive_ms');
+  if (!pauseHook) throw fail(CODES.NOT_SUPPORTED, 'pause_after_send is not installed');
+  const { clients, script } = pauseHook;
+  await Promise.all(clients.map((c) => c.script('LOAD', script)
+    .catch((err) => log('pause_after_send: script load:', err.message))));
+  pauseMs = ms;
+  try {
+    return await acquire();
+  } finally {
+    pauseMs = 0;
+  }
+}
+
 module.exports = { run, send, event, fail, need, log, CODES, packageVersion, hostPort, heldLock,
   commandTimeoutFor, ioredisOptions, neverSent, quorumVerdict, whenReady, connectAll,
+  installPauseHook, withPauseAfterSend,
   generation: () => generation };
