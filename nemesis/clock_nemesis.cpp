@@ -30,10 +30,17 @@ std::vector<std::string> ClockNemesis::targets(std::mt19937_64& rng) const {
   return pick_targets(ctx_.servers.nodes(), spec.empty() ? "random" : spec, rng);
 }
 
-std::vector<std::string> ClockNemesis::all_nodes() const {
+std::vector<std::string> ClockNemesis::shiftable_nodes() const {
   std::vector<std::string> nodes = ctx_.servers.nodes();
-  for (const auto& c : ctx_.clients.nodes()) nodes.push_back(c);
+  nodes.insert(nodes.end(), shifted_clients_.begin(), shifted_clients_.end());
   return nodes;
+}
+
+void ClockNemesis::note_clients_locked(const std::vector<std::string>& nodes) {
+  const std::vector<std::string> servers = ctx_.servers.nodes();
+  for (const auto& n : nodes) {
+    if (std::find(servers.begin(), servers.end(), n) == servers.end()) shifted_clients_.insert(n);
+  }
 }
 
 milliseconds ClockNemesis::capped(double ms) const {
@@ -65,6 +72,9 @@ void ClockNemesis::start(const std::string& fault, std::mt19937_64& rng) {
 }
 
 void ClockNemesis::bump_locked(const std::map<std::string, milliseconds>& deltas) {
+  std::vector<std::string> targets;
+  for (const auto& [node, d] : deltas) targets.push_back(node);
+  note_clients_locked(targets);
   std::map<std::string, milliseconds> now;
   for (const auto& [node, d] : deltas) {
     now[node] = ctx_.clocks.offset(node) + d;
@@ -77,6 +87,7 @@ void ClockNemesis::bump_locked(const std::map<std::string, milliseconds>& deltas
 
 void ClockNemesis::strobe_locked(const std::vector<std::string>& targets, milliseconds delta,
                                  milliseconds period, milliseconds duration) {
+  note_clients_locked(targets);
   Strobe s{{}, delta, period, ctx_.time.now(), ctx_.time.now() + duration, false};
   for (const auto& node : targets) s.base[node] = ctx_.clocks.offset(node);
   strobe_ = s;
@@ -87,8 +98,10 @@ void ClockNemesis::strobe_locked(const std::vector<std::string>& targets, millis
 }
 
 void ClockNemesis::reset_locked(const std::string& fault) {
-  std::vector<std::string> nodes = all_nodes();
+  // Every server, and the clients a fault shifted (they are nodes of the run's clocks too).
+  std::vector<std::string> nodes = shiftable_nodes();
   for (const auto& node : nodes) ctx_.clocks.set_offset(node, milliseconds(0));
+  shifted_clients_.clear();
   strobe_.reset();
   shifted_ = false;
   ctx_.log.record("clock-reset", {{"fault", fault}, {"targets", nodes}});
@@ -145,7 +158,7 @@ std::vector<std::string> ClockNemesis::describe_active() const {
   if (strobe_) return {"clock-strobe " + std::to_string(strobe_->delta.count()) + " ms"};
   if (!shifted_) return {};
   std::string s = "clock offsets";
-  for (const auto& node : all_nodes()) {
+  for (const auto& node : shiftable_nodes()) {
     if (milliseconds o = ctx_.clocks.offset(node); o.count() != 0) s += " " + node + ":" + std::to_string(o.count()) + "ms";
   }
   return {s};

@@ -8,7 +8,7 @@
 //   clock-strobe  a random subset alternates between its offset and offset+delta every
 //                 period for a while: delta 2^(2+U[0,16)) ms, period 2^U[0,10) ms (at
 //                 least 10 ms, the schedule's tick), duration U[0,32) s; then resets
-//   clock-reset   every shifted node's offset back to 0 at once
+//   clock-reset   every server's offset, and every client's a fault shifted, back to 0
 // Records "clock-bump" / "clock-strobe" with each node's offset, and "clock-reset".
 // Thread-safe; its actions are stores into the offset page (after a check that can wait
 // up to 2 s for a freshly restarted server's first clock call), and describe_active takes
@@ -17,6 +17,7 @@
 
 #include <map>
 #include <mutex>
+#include <set>
 #include <optional>
 
 #include "nemesis/nemesis.h"
@@ -43,7 +44,9 @@ class ClockNemesis : public Nemesis {
   };
   // The servers a bump or strobe hits: --nemesis-targets, or a random subset.
   std::vector<std::string> targets(std::mt19937_64& rng) const;
-  std::vector<std::string> all_nodes() const;  // servers, then clients
+  // The servers, then the clients a fault has shifted since the last reset.
+  std::vector<std::string> shiftable_nodes() const;
+  void note_clients_locked(const std::vector<std::string>& nodes);
   std::chrono::milliseconds capped(double ms) const;
   void bump_locked(const std::map<std::string, std::chrono::milliseconds>& deltas);
   void strobe_locked(const std::vector<std::string>& targets, std::chrono::milliseconds delta,
@@ -54,6 +57,7 @@ class ClockNemesis : public Nemesis {
   FaultOptions options_;
   mutable std::mutex mu_;
   bool shifted_ = false;  // some offset is not 0
+  std::set<std::string> shifted_clients_;
   std::optional<Strobe> strobe_;
 };
 

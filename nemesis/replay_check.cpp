@@ -61,15 +61,15 @@ class CheckedNet final : public Net {
 
 class CheckedClocks final : public Clocks {
  public:
-  explicit CheckedClocks(std::vector<std::string> servers) : servers_(std::move(servers)) {}
+  explicit CheckedClocks(std::vector<std::string> nodes) : nodes_(std::move(nodes)) {}
   bool available() const override { return true; }
   void set_offset(const std::string& node, std::chrono::milliseconds) override {
-    require_node(servers_, node, "server");
+    require_node(nodes_, node, "node");
   }
   std::chrono::milliseconds offset(const std::string&) const override { return std::chrono::milliseconds(0); }
 
  private:
-  std::vector<std::string> servers_;
+  std::vector<std::string> nodes_;
 };
 
 class NoLog final : public FaultLog {
@@ -86,7 +86,7 @@ void check_replay(const std::vector<std::string>& faults, const std::vector<Repl
   all.insert(all.end(), clients.begin(), clients.end());
   CheckedNodes server_nodes(servers, "server"), client_nodes(clients, "client");
   CheckedNet net(all);
-  CheckedClocks clocks(servers);
+  CheckedClocks clocks(all);  // clock faults shift servers, or clients (--nemesis-targets clients)
   NoLog log;
   ManualTime time;
   NemesisContext ctx{net, server_nodes, client_nodes, clocks, log, time};
