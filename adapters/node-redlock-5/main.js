@@ -39,10 +39,8 @@ A.run({
   capabilities: ['extend', 'pause_after_send'],
 
   async init(body) {
-    for (const c of clients) c.disconnect();
     locks = new Map();
-    const commandTimeoutMs = A.commandTimeoutFor(body.lock && body.lock.ttl_ms);
-    clients = A.connectAll(Redis, body.backend.endpoints, commandTimeoutMs);
+    clients = await A.reconnectAll(Redis, clients, body);
     // retryCount 0 for release and extend (lock.release() and lock.extend() use these
     // settings): a failed quorum there is an answer, not something a retry would fix.
     redlock = new Redlock(clients, { retryCount: 0, retryDelay: RETRY_DELAY_MS,
@@ -51,9 +49,6 @@ A.run({
       if (!(err instanceof ResourceLockedError)) A.log('redlock error:', err.message);
     });
     A.installPauseHook(clients, redlock.scripts.acquireScript.value);
-    await A.whenReady(clients, 2000);
-    A.log(`init: ${clients.length} masters, commandTimeout ${commandTimeoutMs} ms, ready:`,
-      clients.map((c) => c.status).join(','));
   },
 
   handlers: {

@@ -53,14 +53,9 @@ A.run({
   capabilities: ['extend', 'pause_after_send'],
 
   async init(body) {
-    for (const c of clients) c.disconnect();
     locks = new Map();
-    const commandTimeoutMs = A.commandTimeoutFor(body.lock && body.lock.ttl_ms);
-    clients = A.connectAll(Redis, body.backend.endpoints, commandTimeoutMs);
+    clients = await A.reconnectAll(Redis, clients, body);
     A.installPauseHook(clients, new Redlock(clients).scripts.lockScript.value);
-    await A.whenReady(clients, 2000);
-    A.log(`init: ${clients.length} masters, commandTimeout ${commandTimeoutMs} ms, ready:`,
-      clients.map((c) => c.status).join(','));
   },
 
   handlers: {

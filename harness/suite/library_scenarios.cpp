@@ -11,10 +11,6 @@ using Args = std::vector<std::string>;
 constexpr Expect V = Expect::kValid;
 constexpr Expect I = Expect::kInvalid;
 
-Args join(Args a, const Args& b) {
-  a.insert(a.end(), b.begin(), b.end());
-  return a;
-}
 
 // Three Redlock masters; an acquire may wait two leases for a held lock (node-redlock
 // retries), so that acquires are in flight long enough for pause-acquirer to find one.
@@ -32,31 +28,31 @@ std::vector<Scenario> make_library_scenarios() {
       {"L1", "node-redlock 4.2.0, an acquirer paused while its acquire is in flight",
        "node-redlock: \"a lock is only resolved while its validity has not run out\" (4.2.0 checks "
        "expiration > Date.now() before resolving)",
-       join(join(kRedlock, kPauseAcquirer), {"--client", "node-redlock"}),
+       join_args(join_args(kRedlock, kPauseAcquirer), {"--client", "node-redlock"}),
        {{"exclusion", V}}},
       {"L2", "node-redlock 5.0.0-beta.2, the same pause",
        "the same promise; 5.0.0-beta.2 computes the start once before its retries and never checks the "
        "expiration (node-redlock #296, #299, PR #369): a lock may be granted already expired",
-       join(join(kRedlock, kPauseAcquirer), {"--client", "node-redlock-5"}),
+       join_args(join_args(kRedlock, kPauseAcquirer), {"--client", "node-redlock-5"}),
        {{"exclusion", I}}},
       {"L1-send", "node-redlock 4.2.0, a pause between sending the SETs and reading the replies",
        "the validity check: after the replies, 4.2.0 finds the lease spent and does not grant it",
-       join(join(kRedlock, kPauseAfterSend), {"--client", "node-redlock"}),
+       join_args(join_args(kRedlock, kPauseAfterSend), {"--client", "node-redlock"}),
        {{"exclusion", V}}},
       {"L2-send", "node-redlock 5.0.0-beta.2, the same pause",
        "no validity check: 5.0.0-beta.2 grants the lease the pause spent while another client holds it",
-       join(join(kRedlock, kPauseAfterSend), {"--client", "node-redlock-5"}),
+       join_args(join_args(kRedlock, kPauseAfterSend), {"--client", "node-redlock-5"}),
        {{"exclusion", I}}},
       {"L3", "node-redlock 4.2.0, the clients' wall clocks jump",
        "node-redlock computes validity from the client's Date.now(); a jump can only shorten or lengthen "
        "what it believes, and the masters expire keys on their own clocks",
-       join(kRedlock, {"--client", "node-redlock", "--nemesis", "clock-bump", "--nemesis-targets", "clients",
+       join_args(kRedlock, {"--client", "node-redlock", "--nemesis", "clock-bump", "--nemesis-targets", "clients",
                        "--clock-min-ms", "1000", "--clock-max-ms", "5000", "--nemesis-interval", "1000"}),
        {{"exclusion", V}}},
       {"L4", "redis-semaphore 5.8.0 Mutex, holder paused past lockTimeout",
        "redis-semaphore: the Mutex is refreshed in the background, and onLockLost is called when a "
        "refresh finds it gone (#175: it once re-acquired silently)",
-       join({"--backend", "redis", "--client", "redis-semaphore", "--resource", "unfenced"}, kPauseHolder),
+       join_args({"--backend", "redis", "--client", "redis-semaphore", "--resource", "unfenced"}, kPauseHolder),
        // onLockLost comes at the first refresh after the resume, within milliseconds; the
        // client skips its write once told, but a write queued behind the pause can win that
        // race (1 run in 10 of `suite libraries --repeat 10`): the resource may go either way.
@@ -74,7 +70,7 @@ std::vector<Scenario> make_library_scenarios() {
        {{"exclusion", I}, {"tokens", V}, {"resource", V}}},
       {"L6", "redis-py 4.3.4 Lock, holder paused past its timeout",
        "redis-py: a Lock has a timeout after which Redis releases it; nothing tells the holder",
-       join({"--backend", "redis", "--client", "redis-py", "--resource", "unfenced"}, kPauseHolder),
+       join_args({"--backend", "redis", "--client", "redis-py", "--resource", "unfenced"}, kPauseHolder),
        {{"exclusion", I}}},
       {"L6-release", "redis-py 4.3.4 Lock, the server paused under releases",
        "a release that fails on the network drops the token first (redis-py PR #4258): the key stays "

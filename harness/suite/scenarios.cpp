@@ -11,10 +11,6 @@ using Args = std::vector<std::string>;
 constexpr Expect V = Expect::kValid;
 constexpr Expect I = Expect::kInvalid;
 
-Args join(Args a, const Args& b) {
-  a.insert(a.end(), b.begin(), b.end());
-  return a;
-}
 
 // The article's pause: the client whose acquire just completed is frozen for three leases.
 const Args kPauseHolder = {"--nemesis", "pause-holder", "--ttl-ms", "500", "--pause-ms", "1500",
@@ -26,7 +22,7 @@ const Args kRedlock3 = {"--backend", "redlock", "--backend-opt", "n=3", "--time-
 const Args kRepliesInFlight = {"--backend", "redlock", "--backend-opt", "stall_after_send_ms=1200",
                                "--backend-opt", "stall_every=5", "--nemesis", "none", "--time-limit", "15"};
 // A majority of the masters killed and started again; holds long enough to outlast a restart.
-const Args kKillMajority = join(kRedlock3, {"--nemesis", "kill-server", "--nemesis-targets", "majority",
+const Args kKillMajority = join_args(kRedlock3, {"--nemesis", "kill-server", "--nemesis-targets", "majority",
                                             "--nemesis-interval", "1000", "--hold-ms", "600"});
 
 std::vector<Scenario> make_scenarios() {
@@ -34,11 +30,11 @@ std::vector<Scenario> make_scenarios() {
       {"K1", "Redis lease, holder paused past it, unfenced resource",
        "A client paused longer than its lease still believes it holds the lock; its late write "
        "overwrites the next holder's: updates are lost.",
-       join({"--backend", "redis", "--resource", "unfenced"}, kPauseHolder),
+       join_args({"--backend", "redis", "--resource", "unfenced"}, kPauseHolder),
        {{"exclusion", I}, {"tokens", V}, {"resource", I}}},
       {"K2", "Redis lease with a fencing token, holder paused, fenced resource",
        "Exclusion still fails, but the resource refuses the paused holder's stale token: no data is lost.",
-       join({"--backend", "redis", "--resource", "fenced"}, kPauseHolder),
+       join_args({"--backend", "redis", "--resource", "fenced"}, kPauseHolder),
        {{"exclusion", I}, {"tokens", V}, {"resource", V}}},
       // A bump moves each target's clock forward or back at random. With two of the three as
       // targets only 1 bump in 4 moved a majority forward, and a run of ~7 bumps missed in 1 of
@@ -47,34 +43,34 @@ std::vector<Scenario> make_scenarios() {
       {"K3", "Redlock (3 masters), the masters' clocks jump, a majority of them forward",
        "Redis expires keys by the wall clock: a jump on a majority frees the lock while its holder "
        "still holds it, and another client gets a quorum.",
-       join(kRedlock3, {"--nemesis", "clock-bump", "--nemesis-targets", "all", "--clock-min-ms", "2500",
+       join_args(kRedlock3, {"--nemesis", "clock-bump", "--nemesis-targets", "all", "--clock-min-ms", "2500",
                         "--clock-max-ms", "5000", "--nemesis-interval", "500"}),
        {{"exclusion", I}}},
       {"K3-control", "Redlock (3 masters), no faults",
        "With sane clocks and no pauses Redlock excludes.",
-       join(kRedlock3, {"--nemesis", "none"}),
+       join_args(kRedlock3, {"--nemesis", "none"}),
        {{"exclusion", V}, {"resource", V}, {"linearizable", V}}},
       {"K4", "Redlock, pause while the acquire's replies are in flight, no validity check",
        "A client that does not check the lease's validity after the replies (node-redlock 5 beta) "
        "takes an already expired lock.",
-       join(kRepliesInFlight, {"--backend-opt", "validity_check=off"}),
+       join_args(kRepliesInFlight, {"--backend-opt", "validity_check=off"}),
        {{"exclusion", I}}},
       {"K4-defended", "Redlock, the same pause, with antirez's validity check",
        "antirez: after acquiring, check the time again; an expired lease is not a grant.",
-       join(kRepliesInFlight, {"--backend-opt", "validity_check=on"}),
+       join_args(kRepliesInFlight, {"--backend-opt", "validity_check=on"}),
        {{"exclusion", V}, {"resource", V}}},
       {"K5", "Redlock (3 masters), a majority killed and restarted at once without persistence",
        "A master that restarts without the key lets a second client reach a quorum.",
-       join(kKillMajority, {"--backend-opt", "persistence=none", "--restart-ms", "0"}),
+       join_args(kKillMajority, {"--backend-opt", "persistence=none", "--restart-ms", "0"}),
        {{"exclusion", I}}},
       {"K5-delayed", "Redlock, the same crashes, restarted only after more than a lease",
        "antirez's delayed restart: a master that stays down longer than the TTL cannot hand out a "
        "lock that is still held.",
-       join(kKillMajority, {"--backend-opt", "persistence=none", "--restart-ms", "1500"}),
+       join_args(kKillMajority, {"--backend-opt", "persistence=none", "--restart-ms", "1500"}),
        {{"exclusion", V}, {"resource", V}}},
       {"K5-fsync", "Redlock, the same crashes, appendfsync always",
        "A master that fsyncs every write keeps the key across the crash.",
-       join(kKillMajority, {"--backend-opt", "persistence=always", "--restart-ms", "0"}),
+       join_args(kKillMajority, {"--backend-opt", "persistence=always", "--restart-ms", "0"}),
        {{"exclusion", V}, {"resource", V}}},
       {"K6", "ZooKeeper, holder paused past its session timeout, fenced resource (czxid token)",
        "The ensemble expires the paused holder's session and grants the lock again; the czxid "

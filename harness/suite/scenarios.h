@@ -31,6 +31,12 @@ struct Scenario {
   bool safe() const;
 };
 
+// a then b: how a scenario table composes its argument lists.
+inline std::vector<std::string> join_args(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
 const std::vector<Scenario>& kleppmann_scenarios();
 // The lock libraries' rows (`fencecheck suite libraries`, library_scenarios.cpp): a claim is
 // what the library's documentation promises, an expectation what its bug reports predict.

@@ -30,7 +30,7 @@ TEST_P(AdapterConformanceTest, InitNamesTheLibraryItsVersionCapabilitiesAndClock
   for (const auto& cap : init["capabilities"]) {
     ASSERT_TRUE(cap.is_string()) << init.dump();
     const std::string c = cap.get<std::string>();
-    EXPECT_TRUE(c == "token" || c == "extend" || c == "auto_renew" || c == "lost_event")
+    EXPECT_TRUE(c == "token" || c == "extend" || c == "auto_renew" || c == "lost_event" || c == "pause_after_send")
         << "capability \"" << c << "\" is not one of PROTOCOL.md's";
   }
   ASSERT_TRUE(init.contains("wall_clock_ms") && init["wall_clock_ms"].is_number_integer()) << init.dump();

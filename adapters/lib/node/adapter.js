@@ -274,7 +274,20 @@ async function withPauseAfterSend(body, acquire) {
   }
 }
 
-module.exports = { run, send, event, fail, need, log, CODES, packageVersion, hostPort, heldLock,
+// init of an adapter over several masters: drops the previous clients, connects one per
+// endpoint with command timeouts sized by the lease, and waits (up to 2 s) until each is
+// ready or has failed its first connection.
+async function reconnectAll(Redis, previous, body) {
+  for (const c of previous) c.disconnect();
+  const commandTimeoutMs = commandTimeoutFor(body.lock && body.lock.ttl_ms);
+  const clients = connectAll(Redis, body.backend.endpoints, commandTimeoutMs);
+  await whenReady(clients, 2000);
+  log(`init: ${clients.length} masters, commandTimeout ${commandTimeoutMs} ms, ready:`,
+    clients.map((c) => c.status).join(','));
+  return clients;
+}
+
+module.exports = { run, send, event, fail, need, log, CODES, packageVersion, hostPort, heldLock, reconnectAll,
   commandTimeoutFor, ioredisOptions, neverSent, quorumVerdict, whenReady, connectAll,
   installPauseHook, withPauseAfterSend,
   generation: () => generation };
