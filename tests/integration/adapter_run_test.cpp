@@ -129,6 +129,44 @@ TEST_F(AdapterRunTest, RedisSemaphoreLostEventsReachTheHistory) {
       << read_all(run_dir() / "repro.sh");
 }
 
+// A pause of a client is a pause of its library: the adapter, the worker's child in the
+// worker's process group, is stopped while the nemesis holds the worker stopped.
+TEST_F(AdapterRunTest, APausedClientFreezesItsAdapterToo) {
+  if (auto problem = install_problem("redis-py", fs::path(FENCECHECK_BIN).parent_path() / "adapters")) {
+    if (std::getenv("CI") != nullptr) FAIL() << *problem << " (CI must run scripts/setup.sh)";
+    GTEST_SKIP() << *problem;
+  }
+  pid_t controller = spawn_run({"--client", "redis-py", "--backend", "redis", "--nemesis", "pause-client",
+                                "--pause-ms", "3000", "--nemesis-interval", "300", "--time-limit", "8"});
+  ASSERT_TRUE(wait_for_history("\"f\":\"pause\"")) << controller_log();
+  std::string node;
+  {
+    std::ifstream history(run_dir() / "history.jsonl");
+    for (std::string line; std::getline(history, line) && node.empty();) {
+      if (line.find("\"f\":\"pause\"") == std::string::npos) continue;
+      node = json::parse(line)["value"]["targets"][0].get<std::string>();
+    }
+  }
+  ASSERT_FALSE(node.empty());
+  // The worker of that node, and the adapter among its children: both stopped.
+  pid_t worker = 0;
+  for (const os::ProcStat& p : os::all_processes()) {
+    std::string cmd = read_all("/proc/" + std::to_string(p.pid) + "/cmdline");
+    for (char& c : cmd) c = c == '\0' ? ' ' : c;
+    if (cmd.find(" worker ") != std::string::npos && cmd.find("--node " + node + " ") != std::string::npos) worker = p.pid;
+  }
+  ASSERT_NE(worker, 0) << "no worker for " << node;
+  std::vector<os::ProcStat> children = os::descendants_of(worker);
+  ASSERT_FALSE(children.empty()) << "the worker of " << node << " has no adapter child";
+  for (const os::ProcStat& child : children) {
+    EXPECT_TRUE(child.state == 'T' || child.state == 't')
+        << "adapter process " << child.pid << " of " << node << " runs (state " << child.state
+        << ") while its client is paused";
+    EXPECT_EQ(::getpgid(child.pid), worker) << "the adapter is not in its worker's process group";
+  }
+  EXPECT_NE(exit_code(controller), 3) << controller_log();
+}
+
 // node-redlock locks on redlock's masters: with --backend redis it is bad input, refused
 // before any server or run directory exists.
 TEST_F(AdapterRunTest, AdapterOnABackendItDoesNotFitIsRefused) {
