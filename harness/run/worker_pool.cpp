@@ -1,5 +1,7 @@
 #include "harness/run/worker_pool.h"
 
+#include "adapters/registry.h"
+
 namespace fencecheck {
 
 using std::chrono::milliseconds;
@@ -74,14 +76,18 @@ Readiness WorkerPool::await_ready(const std::string& node, const CancelCheck& gi
       client.adapter_log = (setup_.nodes_dir / node / "adapter.log").string();
       w.handle->setup(setup_.backend, setup_.client_config, setup_.resource_address, node, client,
                       [&] { return (setup_.interrupted && setup_.interrupted()) || (give_up && give_up()); });
-      w.handle->watch_notices([this, node](const WorkerHandle::Notice& n) {
-        std::shared_ptr<NoticeSink> sink;
-        {
-          std::lock_guard lock(mu_);
-          sink = sink_;
-        }
-        if (sink) (*sink)(node, n);
-      });
+      // Only a lock library says anything on its own: fencecheck's own clients never do, so
+      // their workers get no stream (and no thread here).
+      if (client.name != kNativeClient) {
+        w.handle->watch_notices([this, node](const WorkerHandle::Notice& n) {
+          std::shared_ptr<NoticeSink> sink;
+          {
+            std::lock_guard lock(mu_);
+            sink = sink_;
+          }
+          if (sink) (*sink)(node, n);
+        });
+      }
     }
   } catch (const Interrupted&) {
     if (setup_.interrupted && setup_.interrupted()) throw;

@@ -11,7 +11,6 @@ using Args = std::vector<std::string>;
 constexpr Expect V = Expect::kValid;
 constexpr Expect I = Expect::kInvalid;
 
-
 // Three Redlock masters; an acquire may wait two leases for a held lock (node-redlock
 // retries), so that acquires are in flight long enough for pause-acquirer to find one.
 const Args kRedlock = {"--backend", "redlock", "--backend-opt", "n=3", "--ttl-ms", "500",
