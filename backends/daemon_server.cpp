@@ -37,6 +37,14 @@ void DaemonServer::start(const std::string& node) {
   require_ready(node);
 }
 
+void DaemonServer::start_in_quorum(const std::string& node) {
+  if (current(node) != nullptr) return;
+  launch(node);
+  std::size_t up = 0;
+  for (const auto& n : nodes_) up += current(n) != nullptr ? 1 : 0;
+  if (2 * up > nodes_.size()) require_ready(node);
+}
+
 void DaemonServer::launch(const std::string& node) {
   std::lock_guard lock(mu_);  // spawn returns once the child has exec'd: bounded
   if (!running_.contains(node)) running_[node] = &runtime().spawn(daemon(node));

@@ -59,6 +59,10 @@ class DaemonServer : public LockServer {
     if (it == per_node.end()) throw HarnessError(std::string(backend) + ": node " + node + " is not configured");
     return it->second;
   }
+  // start() for a quorum system (ZooKeeper, etcd): launches node and waits for it only when
+  // the running nodes now make a majority. A member alone cannot answer, so after a crash
+  // of all of them the start that completes a majority is the one that waits.
+  void start_in_quorum(const std::string& node);
   // await_ready() that must end kReady: throws HarnessError (timeout) or Interrupted
   // (the runtime's interrupt check) otherwise, quoting the log tail.
   void require_ready(const std::string& node);

@@ -20,6 +20,8 @@
 #include <optional>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 namespace fencecheck {
 
 enum class Outcome { kOk, kFail, kUnknown };
@@ -29,6 +31,10 @@ struct Grant {
   std::string key;
   std::optional<std::int64_t> token;  // fencing token; nullopt when the backend has none
   std::string owner;                  // the unique value the backend releases by
+  // What the lock service said about the grant beyond its token, as members of the acquire's
+  // ok value (docs/history.md), e.g. etcd's {"lease_ttl_s": -1}: evidence for a reader of
+  // the history; no checker reads it. An object, or null for nothing.
+  nlohmann::json detail = nullptr;
 };
 
 struct LockResult {

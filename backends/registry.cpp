@@ -1,8 +1,10 @@
 #include "backends/registry.h"
 
 #include <algorithm>
+#include <charconv>
 #include <stdexcept>
 
+#include "backends/etcd/etcd_backend.h"
 #include "backends/postgres/postgres_backend.h"
 #include "backends/redis/redis_backend.h"
 #include "backends/redlock/redlock_backend.h"
@@ -18,6 +20,7 @@ const std::vector<BackendInfo>& backend_registry() {
       postgres_backend_info(),
       redlock_backend_info(),
       zookeeper_backend_info(),
+      etcd_backend_info(),
   };
   return registry;
 }
@@ -55,6 +58,30 @@ BackendOptions resolve_backend_options(const BackendInfo& backend,
     resolved[option.name] = it == given.end() ? option.default_value : it->second;
   }
   return resolved;
+}
+
+std::int64_t option_number(const BackendOptions& options, std::string_view what, const std::string& name,
+                           std::int64_t min, std::int64_t max) {
+  auto it = options.find(name);
+  const std::string text = it == options.end() ? "" : it->second;
+  std::int64_t v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || v < min || v > max) {
+    throw std::invalid_argument(std::string(what) + " option " + name + " must be a whole number in " +
+                                std::to_string(min) + ".." + std::to_string(max) + ", got \"" + text + "\"");
+  }
+  return v;
+}
+
+std::int64_t config_number(const nlohmann::json& config, std::string_view what, const char* field,
+                           std::int64_t min, std::int64_t max, std::int64_t fallback) {
+  if (!config.is_object() || !config.contains(field)) return fallback;
+  const nlohmann::json& v = config.at(field);
+  if (!v.is_number_integer() || v.get<std::int64_t>() < min || v.get<std::int64_t>() > max) {
+    throw std::invalid_argument(std::string(what) + ": \"" + field + "\" must be an integer in " +
+                                std::to_string(min) + ".." + std::to_string(max) + ", got " + v.dump());
+  }
+  return v.get<std::int64_t>();
 }
 
 std::optional<std::string> find_binary(const BackendInfo::Binary& bin) {

@@ -7,6 +7,7 @@
 // every option a run used. The registry is built once and immutable; thread-safe.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -53,6 +54,11 @@ struct BackendInfo {
   std::vector<Binary> binaries;
   std::vector<BackendOption> options;
   bool has_leader = false;  // LockServer::leader() names one (partition-leader needs it)
+  // Empty when libfcclock (LD_PRELOAD) reaches its servers' clocks; otherwise why it cannot,
+  // and a clock fault aimed at its servers is refused before the run (one aimed at the
+  // clients, --nemesis-targets clients, is not). At run time ServerClocks checks each
+  // server once more, by the clock file it mapped.
+  std::string clock_unreachable;
   // options: resolved (resolve_backend_options). Throws std::invalid_argument for a value
   // the backend cannot use.
   std::function<std::unique_ptr<LockServer>(const BackendOptions& options)> make_server;
@@ -77,6 +83,16 @@ std::string backend_names();
 // a malformed pair, an unknown key, a key given twice or a value not allowed.
 BackendOptions resolve_backend_options(const BackendInfo& backend,
                                        const std::vector<std::string>& key_values);
+
+// Numbers in a backend's options and client configs, checked one way for every backend.
+// option_number: the whole number option `name` of resolved options holds, within min..max.
+// config_number: the integer member `field` of a client config object, within min..max, or
+// fallback when absent. Both throw std::invalid_argument naming `what` (the backend, or
+// "etcd client config"), the option or field, the range and the value found.
+std::int64_t option_number(const BackendOptions& options, std::string_view what, const std::string& name,
+                           std::int64_t min, std::int64_t max);
+std::int64_t config_number(const nlohmann::json& config, std::string_view what, const char* field,
+                           std::int64_t min, std::int64_t max, std::int64_t fallback);
 
 // The full path of bin (os::find_executable over bin.dirs); nullopt when not installed.
 // Looks in the package's own directories (dirs) first, then on $PATH.

@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "platform/unique_fd.h"
@@ -24,6 +25,14 @@ UniqueFd tcp_connect(const std::string& address, std::uint16_t port, std::chrono
 // True if tcp_connect succeeds (the socket is closed at once).
 bool tcp_connect_within(const std::string& address, std::uint16_t port,
                         std::chrono::milliseconds timeout);
+
+// Sends `request` to address:port and returns everything the peer wrote before it closed
+// the connection: a request/answer protocol whose server closes after one answer
+// (ZooKeeper's four-letter words, an HTTP/1.0 request). nullopt if it did not connect,
+// take the request, answer and close within timeout in all (a paused or partitioned
+// server, a port nobody listens on, a malformed address).
+std::optional<std::string> tcp_exchange(const std::string& address, std::uint16_t port,
+                                        const std::string& request, std::chrono::milliseconds timeout);
 
 // Waits until fd reports one of `events` (poll(2) flags) or deadline passes, retrying
 // EINTR. False on timeout or a poll error.

@@ -15,6 +15,9 @@ build=(
   nlohmann-json3-dev libsimdjson-dev libboost-dev
   libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev
   libhiredis-dev libzookeeper-mt-dev libpq-dev
+  # etcd's API protos (proto/etcd/CMakeLists.txt generates the C++ client from them) and
+  # the gogo/googleapis protos they import
+  golang-etcd-server-dev golang-github-gogo-protobuf-dev golang-github-gogo-googleapis-dev
 )
 servers=(
   # servers under test: every debian_package of BackendInfo::binaries (backends/*_backend.cpp)

@@ -11,6 +11,7 @@
 #include "backends/postgres/pg_connection.h"
 #include "backends/postgres/postgres_backend.h"
 #include "backends/postgres/process_tree.h"
+#include "backends/registry.h"
 #include "platform/os_util.h"
 
 namespace fencecheck {
@@ -24,18 +25,8 @@ namespace fs = std::filesystem;
 constexpr milliseconds kShutdownGrace{10000};
 constexpr milliseconds kGoneTimeout{2000};
 
-int non_negative(const std::string& name, const std::string& value) {
-  std::size_t used = 0;
-  long long n = -1;
-  try {
-    n = std::stoll(value, &used);
-  } catch (const std::exception&) {
-  }
-  if (used != value.size() || n < 0 || n > std::numeric_limits<int>::max()) {
-    throw std::invalid_argument("postgres option " + name + " must be a whole number >= 0, got \"" +
-                                value + "\"");
-  }
-  return static_cast<int>(n);
+int non_negative(const BackendOptions& options, const std::string& name) {
+  return static_cast<int>(option_number(options, "postgres", name, 0, std::numeric_limits<int>::max()));
 }
 
 // A postgresql.conf string literal.
@@ -78,13 +69,13 @@ PostgresServerOptions PostgresServerOptions::from_options(const BackendOptions& 
     if (name == "lock") {
       c.lock = parse_lock_kind(value);
     } else if (name == "idle_session_timeout_ms") {
-      c.idle_session_timeout_ms = non_negative(name, value);
+      c.idle_session_timeout_ms = non_negative(options, name);
     } else if (name == "keepalives_idle_s") {
-      c.keepalives_idle_s = non_negative(name, value);
+      c.keepalives_idle_s = non_negative(options, name);
     } else if (name == "keepalives_interval_s") {
-      c.keepalives_interval_s = non_negative(name, value);
+      c.keepalives_interval_s = non_negative(options, name);
     } else if (name == "keepalives_count") {
-      c.keepalives_count = non_negative(name, value);
+      c.keepalives_count = non_negative(options, name);
     } else {
       throw std::invalid_argument("unknown postgres option \"" + name + "\"");
     }

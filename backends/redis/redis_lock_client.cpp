@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "backends/registry.h"
+
 namespace fencecheck {
 namespace {
 
@@ -38,13 +40,7 @@ std::optional<LockResult> transport_outcome(const RedisCommandResult& r) {
 
 std::chrono::milliseconds positive_ms(const nlohmann::json& j, const char* field,
                                       std::chrono::milliseconds fallback) {
-  if (!j.contains(field)) return fallback;
-  const nlohmann::json& v = j.at(field);
-  if (!v.is_number_integer() || v.get<std::int64_t>() <= 0) {
-    throw std::invalid_argument(std::string("redis client config: \"") + field +
-                                "\" must be a positive integer, got " + v.dump());
-  }
-  return std::chrono::milliseconds(v.get<std::int64_t>());
+  return std::chrono::milliseconds(config_number(j, "redis client config", field, 1, 3600000, fallback.count()));
 }
 
 }  // namespace

@@ -3,9 +3,12 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
+#include <limits>
 #include <random>
 #include <stdexcept>
 #include <thread>
+
+#include "backends/registry.h"
 
 #include "backends/redis/redis_lock_client.h"
 
@@ -90,27 +93,14 @@ std::string hex_random_value() {
   return hex;
 }
 
-// A whole number ≥ min from an option's text; what names the option in the error.
+constexpr std::int64_t kNoLimit = std::numeric_limits<std::int64_t>::max();
+
 std::int64_t option_int(const BackendOptions& options, const std::string& name, std::int64_t min) {
-  const std::string& text = options.at(name);
-  std::int64_t v = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || end != text.data() + text.size() || v < min) {
-    throw std::invalid_argument("redlock option " + name + " must be a whole number >= " + std::to_string(min) +
-                                ", got \"" + text + "\"");
-  }
-  return v;
+  return option_number(options, "redlock", name, min, kNoLimit);
 }
 
-// An integer field ≥ min of the client config, or fallback when it is absent.
 std::int64_t json_int(const nlohmann::json& j, const char* field, std::int64_t min, std::int64_t fallback) {
-  if (!j.contains(field)) return fallback;
-  const nlohmann::json& v = j.at(field);
-  if (!v.is_number_integer() || v.get<std::int64_t>() < min) {
-    throw std::invalid_argument(std::string("redlock client config: \"") + field + "\" must be an integer >= " +
-                                std::to_string(min) + ", got " + v.dump());
-  }
-  return v.get<std::int64_t>();
+  return config_number(j, "redlock client config", field, min, kNoLimit, fallback);
 }
 
 }  // namespace

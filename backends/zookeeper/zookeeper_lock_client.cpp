@@ -6,6 +6,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "backends/registry.h"
+
 namespace fencecheck {
 
 struct ZooKeeperLockClient::Created {
@@ -63,13 +65,7 @@ std::string ms_text(ZkSession::Clock::time_point since) {
 }
 
 milliseconds positive_ms(const nlohmann::json& j, const char* field, milliseconds fallback) {
-  if (!j.contains(field)) return fallback;
-  const nlohmann::json& v = j.at(field);
-  if (!v.is_number_integer() || v.get<std::int64_t>() <= 0 || v.get<std::int64_t>() > 3600000) {
-    throw std::invalid_argument(std::string("zookeeper client config: \"") + field +
-                                "\" must be a positive integer (ms), got " + v.dump());
-  }
-  return milliseconds(v.get<std::int64_t>());
+  return milliseconds(config_number(j, "zookeeper client config", field, 1, 3600000, fallback.count()));
 }
 
 }  // namespace

@@ -1,6 +1,5 @@
 #include "backends/zookeeper/zookeeper_server.h"
 
-#include <charconv>
 #include <fstream>
 #include <stdexcept>
 
@@ -18,19 +17,6 @@ constexpr const char* kZooKeeperJar = "/usr/share/java/zookeeper.jar";
 // The manifest of zookeeper.jar names its dependencies in /usr/share/java; slf4j-simple
 // is the logging binding (without one the servers log nothing).
 constexpr const char* kSlf4jSimpleJar = "/usr/share/java/slf4j-simple.jar";
-
-std::int64_t positive_option(const BackendOptions& options, const std::string& name) {
-  auto it = options.find(name);
-  if (it == options.end()) throw std::invalid_argument("zookeeper option " + name + " is missing");
-  const std::string& v = it->second;
-  std::int64_t n = 0;
-  auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
-  if (ec != std::errc() || end != v.data() + v.size() || n <= 0) {
-    throw std::invalid_argument("zookeeper option " + name + " must be a positive integer (ms), not \"" +
-                                v + "\"");
-  }
-  return n;
-}
 
 void write_file(const std::filesystem::path& path, const std::string& text) {
   std::ofstream out(path, std::ios::trunc);
@@ -68,9 +54,8 @@ ZooKeeperServerOptions ZooKeeperServerOptions::from_options(const BackendOptions
     }
   }
   ZooKeeperServerOptions o;
-  o.tick = milliseconds(positive_option(options, "tick_ms"));
-  o.session_timeout = milliseconds(positive_option(options, "session_timeout_ms"));
-  if (o.tick.count() > 60000) throw std::invalid_argument("zookeeper option tick_ms must be at most 60000");
+  o.tick = milliseconds(option_number(options, "zookeeper", "tick_ms", 1, 60000));
+  o.session_timeout = milliseconds(option_number(options, "zookeeper", "session_timeout_ms", 1, 1200000));
   if (o.session_timeout < 2 * o.tick || o.session_timeout > 20 * o.tick) {
     throw std::invalid_argument(
         "zookeeper option session_timeout_ms (" + std::to_string(o.session_timeout.count()) +
@@ -172,14 +157,7 @@ bool ZooKeeperServer::ready(Runtime& runtime, const std::string& node) {
   return m == "leader" || m == "follower";
 }
 
-void ZooKeeperServer::start(const std::string& node) {
-  if (running(node)) return;
-  launch(node);
-  std::size_t up = 0;
-  for (const auto& n : nodes()) up += running(n) ? 1 : 0;
-  // Without a majority no member can answer: the start that completes one waits.
-  if (2 * up > nodes().size()) require_ready(node);
-}
+void ZooKeeperServer::start(const std::string& node) { start_in_quorum(node); }
 
 std::optional<std::string> ZooKeeperServer::leader() {
   for (const auto& node : nodes()) {

@@ -75,7 +75,19 @@ nlohmann::json decode_ok_value(OpFn f, const proto::InvokeReply& reply) {
   const proto::OkResult& res = reply.result();
   nlohmann::json token = res.has_token() ? nlohmann::json(res.token()) : nlohmann::json();
   switch (op.ok) {
-    case ValueShape::kToken: return {{"token", token}};
+    case ValueShape::kToken: {
+      nlohmann::json value = {{"token", token}};
+      if (!res.grant_json().empty()) {
+        // Evidence about the grant (docs/history.md): its members beside the token, which
+        // they can never replace.
+        nlohmann::json detail = parse_json(res.grant_json(), "the grant's detail");
+        if (!detail.is_object()) throw std::invalid_argument("the grant's detail is not a JSON object: " + res.grant_json());
+        for (auto& [name, member] : detail.items()) {
+          if (name != "token") value[name] = member;
+        }
+      }
+      return value;
+    }
     case ValueShape::kAny: return parse_json(res.value_json(), "the value returned");
     case ValueShape::kTokenAndValue:
       return {{"token", token}, {"value", parse_json(res.value_json(), "the value returned")}};

@@ -95,6 +95,11 @@ std::optional<std::string> RunConfig::input_problem(const OptionSchema& schema) 
                (opts.has("client") ? opts.text("client") : std::string(kNativeClient)) + " cannot: use --client " + can;
       }
     }
+    const bool aims_at_clients = opts.has("nemesis-targets") && opts.text("nemesis-targets") == kClientTargets;
+    if (info->needs_clocks && !b->clock_unreachable.empty() && !aims_at_clients) {
+      return "fault \"" + f + "\" cannot shift the clocks of backend " + backend + "'s servers: " +
+             b->clock_unreachable + " (--nemesis-targets clients shifts the clients' clocks instead)";
+    }
     if (info->needs_leader && !b->has_leader) {
       return "fault \"" + f + "\" cuts off the leader, but backend " + backend + " has none";
     }

@@ -15,6 +15,12 @@ constexpr Expect I = Expect::kInvalid;
 // The article's pause: the client whose acquire just completed is frozen for three leases.
 const Args kPauseHolder = {"--nemesis", "pause-holder", "--ttl-ms", "500", "--pause-ms", "1500",
                            "--nemesis-interval", "1000", "--hold-ms", "200", "--time-limit", "15"};
+// etcd's lease (2 s) against pauses twice as long; an acquire may wait 8 s in the queue,
+// longer than a pause, so a client frozen while it waits hears its Lock's answer after it
+// resumes (a shorter wait would end in DEADLINE_EXCEEDED instead).
+const Args kEtcdPauses = {"--backend", "etcd", "--pause-ms", "4000", "--nemesis-interval", "2000",
+                          "--ttl-ms", "8000", "--op-timeout-ms", "15000", "--hold-ms", "1000",
+                          "--resource", "fenced", "--time-limit", "20"};
 // Redlock on three masters, so that a majority is two nodes.
 const Args kRedlock3 = {"--backend", "redlock", "--backend-opt", "n=3", "--time-limit", "15"};
 // Redlock whose every fifth acquire sleeps 1.2 leases between sending the SETs and reading
@@ -91,6 +97,29 @@ std::vector<Scenario> make_scenarios() {
         "2000", "--clock-max-ms", "5000", "--nemesis-interval", "1000", "--resource", "fenced",
         "--time-limit", "15"},
        {{"tokens", V}, {"resource", V}}},
+      {"K8", "etcd Lock RPC, holder paused past its lease, fenced resource (create revision token)",
+       "Jepsen (etcd 3.4.3): etcd locks cannot exclude in an asynchronous system. The paused holder's "
+       "lease expires and the lock goes to the next client; its key's create revision only grows, so "
+       "the fenced resource refuses the stale holder.",
+       join_args(kEtcdPauses, {"--nemesis", "pause-holder"}),
+       {{"exclusion", I}, {"tokens", V}, {"resource", V}}},
+      {"K8-11456", "etcd Lock RPC, a client frozen while its Lock waits, past its lease",
+       "etcd#11456, unfixed in 3.4: the server answers a waiting Lock once the holder goes, without "
+       "checking that the waiter's lease (and key) still exist; the client hears \"locked\" on an "
+       "expired lease (the op says so: lock_key_existed_at_grant false).",
+       join_args(kEtcdPauses, {"--nemesis", "pause-acquirer"}),
+       {{"exclusion", I}, {"tokens", V}}},
+      {"K8-mutex", "etcd concurrency Mutex recipe, the same pauses (holder and waiter)",
+       "The recipe in etcd 3.4 has the same gap as the RPC (no look at its own key after the wait): "
+       "exclusion fails the same ways, and the revision still fences.",
+       join_args(kEtcdPauses, {"--backend-opt", "lock=mutex", "--nemesis", "pause-holder,pause-acquirer"}),
+       {{"exclusion", I}, {"tokens", V}, {"resource", V}}},
+      {"K8-control", "etcd Lock RPC, a member crashed and the leader cut off, no pauses",
+       "Raft keeps the lock keys through a crash and a leader change, leases are renewed across "
+       "elections, and a client fails over to a live member: nothing overlaps.",
+       {"--backend", "etcd", "--nemesis", "kill-server,partition-leader", "--nemesis-interval", "1500",
+        "--resource", "fenced", "--time-limit", "20"},
+       {{"exclusion", V}, {"tokens", V}, {"resource", V}}},
       {"K9", "No lock: compare-and-set on the resource, every fault at once",
        "A version check made by the resource itself needs neither leases nor clocks.",
        {"--workload", "cas", "--nemesis",

@@ -190,6 +190,9 @@ proto::InvokeReply WorkerOps::acquire(Session& s, const DecodedOp& op, milliseco
   if (res.outcome == Outcome::kOk && res.grant) {
     if (res.grant->token) r.mutable_result()->set_token(*res.grant->token);
     r.mutable_result()->set_lease(valid_utf8(res.grant->owner));
+    if (res.grant->detail.is_object() && !res.grant->detail.empty()) {
+      r.mutable_result()->set_grant_json(res.grant->detail.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    }
     s.grants[op.key] = *res.grant;
   } else if (res.outcome == Outcome::kOk) {
     r = make_reply(Reply::INFO, "the lock client reported ok without a grant");

@@ -1,0 +1,297 @@
+#include "backends/etcd/etcd_lock_client.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+#include <stdexcept>
+
+namespace fencecheck {
+namespace {
+
+using std::chrono::milliseconds;
+using Clock = std::chrono::steady_clock;
+
+LockResult fail(std::string error, bool not_sent = false) {
+  return {Outcome::kFail, std::nullopt, std::move(error), not_sent};
+}
+LockResult unknown(std::string error) { return {Outcome::kUnknown, std::nullopt, std::move(error), false}; }
+
+// A call that got no answer: what it means for the op.
+LockResult unanswered(const EtcdStatus& s, const std::string& what) {
+  if (s.end == EtcdEnd::kNotSent) return fail(what + " not sent: " + s.describe(), true);
+  if (s.end == EtcdEnd::kRefused) return fail(what + " refused: " + s.describe());
+  return unknown(what + ": no answer: " + s.describe());
+}
+
+std::string hex(std::int64_t lease) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%llx", static_cast<unsigned long long>(lease));
+  return buf;
+}
+
+// etcd's range end for "every key starting with prefix".
+std::string prefix_end(std::string prefix) {
+  while (!prefix.empty() && static_cast<unsigned char>(prefix.back()) == 0xff) prefix.pop_back();
+  if (prefix.empty()) return std::string(1, '\0');
+  prefix.back() = static_cast<char>(static_cast<unsigned char>(prefix.back()) + 1);
+  return prefix;
+}
+
+milliseconds left_until(Clock::time_point deadline) {
+  return std::max(milliseconds(1), std::chrono::duration_cast<milliseconds>(deadline - Clock::now()));
+}
+
+std::int64_t bounded_int(const nlohmann::json& j, const char* field, std::int64_t fallback, std::int64_t max) {
+  if (!j.contains(field)) return fallback;
+  const nlohmann::json& v = j.at(field);
+  if (!v.is_number_integer() || v.get<std::int64_t>() <= 0 || v.get<std::int64_t>() > max) {
+    throw std::invalid_argument(std::string("etcd client config: \"") + field + "\" must be an integer in 1.." +
+                                std::to_string(max) + ", got " + v.dump());
+  }
+  return v.get<std::int64_t>();
+}
+
+}  // namespace
+
+EtcdClientConfig EtcdClientConfig::from_json(const nlohmann::json& j) {
+  if (!j.is_object()) throw std::invalid_argument("etcd client config must be a JSON object, got " + j.dump());
+  EtcdClientConfig c;
+  const nlohmann::json endpoints = j.value("endpoints", nlohmann::json());
+  if (!endpoints.is_array() || endpoints.empty()) {
+    throw std::invalid_argument("etcd client config: \"endpoints\" must be a non-empty array of \"host:port\"");
+  }
+  for (const auto& e : endpoints) {
+    if (!e.is_string() || e.get<std::string>().find(':') == std::string::npos) {
+      throw std::invalid_argument("etcd client config: endpoint " + e.dump() + " is not \"host:port\"");
+    }
+    c.endpoints.push_back(e.get<std::string>());
+  }
+  c.lock = j.value("lock", c.lock);
+  if (c.lock != "rpc" && c.lock != "mutex") {
+    throw std::invalid_argument("etcd client config: \"lock\" must be \"rpc\" or \"mutex\", got \"" + c.lock + "\"");
+  }
+  c.lease_ttl = std::chrono::seconds(bounded_int(j, "lease_ttl_s", c.lease_ttl.count(), 3600));
+  c.request_timeout = milliseconds(bounded_int(j, "request_timeout_ms", c.request_timeout.count(), 60000));
+  c.max_wait = milliseconds(bounded_int(j, "max_wait_ms", c.max_wait.count(), 3600000));
+  return c;
+}
+
+nlohmann::json EtcdClientConfig::to_json() const {
+  return {{"endpoints", endpoints},
+          {"lock", lock},
+          {"lease_ttl_s", lease_ttl.count()},
+          {"request_timeout_ms", request_timeout.count()},
+          {"max_wait_ms", max_wait.count()}};
+}
+
+EtcdLockClient::EtcdLockClient(const EtcdClientConfig& config)
+    : config_(config),
+      connection_(std::make_unique<EtcdConnection>(config.endpoints)),
+      keepalive_(std::make_unique<EtcdKeepAlive>(*connection_, config.lease_ttl)) {}
+
+std::string EtcdLockClient::lock_prefix(const std::string& key) { return "fc/" + key + "/"; }
+std::string EtcdLockClient::lock_key(const std::string& key, std::int64_t lease) {
+  return lock_prefix(key) + hex(lease);
+}
+
+void EtcdLockClient::revoke_orphans() {
+  // One per acquire, so that an unreachable cluster costs one timeout, not one per orphan.
+  if (orphans_.empty()) return;
+  EtcdStatus s = connection_->lease_revoke(orphans_.front(), config_.request_timeout);
+  if (s.ok() || s.not_found()) orphans_.erase(orphans_.begin());
+}
+
+LockResult EtcdLockClient::give_up(std::int64_t lease, const std::string& why) {
+  keepalive_->drop(lease);
+  EtcdStatus s = connection_->lease_revoke(lease, config_.request_timeout);
+  if (s.ok() || s.not_found()) return fail(why + "; its lease was revoked");
+  orphans_.push_back(lease);
+  return unknown(why + "; its lease could not be revoked (" + s.describe() + "), so its key may hold the lock");
+}
+
+LockResult EtcdLockClient::acquire(const std::string& key, milliseconds ttl) {
+  if (ttl.count() <= 0) return fail("ttl must be positive, got " + std::to_string(ttl.count()));
+  if (key.empty()) return fail("the lock key must not be empty", true);
+  revoke_orphans();
+  etcdserverpb::LeaseGrantResponse granted;
+  EtcdStatus s = connection_->lease_grant(config_.lease_ttl.count(), &granted, config_.request_timeout);
+  // A grant whose answer was lost leaves a lease with no key, which locks nothing.
+  if (!s.ok()) return fail("no lease: " + s.describe(), s.end == EtcdEnd::kNotSent);
+  const std::int64_t lease = granted.id();
+  keepalive_->add(lease);
+  const milliseconds wait = std::min(ttl, config_.max_wait);
+  Locked locked;
+  LockResult r = config_.lock == "mutex" ? lock_mutex(key, lease, wait, locked) : lock_rpc(key, lease, wait, locked);
+  if (r.outcome != Outcome::kOk) return r;
+  return grant(key, lease, locked);
+}
+
+LockResult EtcdLockClient::lock_rpc(const std::string& key, std::int64_t lease, milliseconds wait, Locked& out) {
+  std::string name = lock_prefix(key);
+  name.pop_back();  // the server adds the "/"
+  v3lockpb::LockResponse resp;
+  EtcdStatus s = connection_->lock(name, lease, &resp, wait);
+  if (!s.ok()) {
+    if (s.end == EtcdEnd::kNotSent) {
+      keepalive_->drop(lease);
+      orphans_.push_back(lease);
+      return fail("Lock not sent: " + s.describe(), true);
+    }
+    return give_up(lease, "no lock within " + std::to_string(wait.count()) + " ms (" + s.describe() + ")");
+  }
+  out.key = resp.key();
+  out.grant_revision = resp.header().revision();
+  return {Outcome::kOk, std::nullopt, "", false};
+}
+
+LockResult EtcdLockClient::lock_mutex(const std::string& key, std::int64_t lease, milliseconds wait,
+                                      Locked& out) {
+  const Clock::time_point deadline = Clock::now() + wait;
+  const std::string pfx = lock_prefix(key);
+  const std::string own = lock_key(key, lease);
+  // The recipe's Txn: create own key unless it exists; read the first holder either way.
+  etcdserverpb::RangeRequest owner;
+  owner.set_key(pfx);
+  owner.set_range_end(prefix_end(pfx));
+  owner.set_sort_order(etcdserverpb::RangeRequest::ASCEND);
+  owner.set_sort_target(etcdserverpb::RangeRequest::CREATE);
+  owner.set_limit(1);
+  etcdserverpb::TxnRequest txn;
+  etcdserverpb::Compare* cmp = txn.add_compare();
+  cmp->set_result(etcdserverpb::Compare::EQUAL);
+  cmp->set_target(etcdserverpb::Compare::CREATE);
+  cmp->set_key(own);
+  cmp->set_create_revision(0);
+  etcdserverpb::PutRequest* put = txn.add_success()->mutable_request_put();
+  put->set_key(own);
+  put->set_lease(lease);
+  *txn.add_success()->mutable_request_range() = owner;
+  txn.add_failure()->mutable_request_range()->set_key(own);
+  *txn.add_failure()->mutable_request_range() = owner;
+  etcdserverpb::TxnResponse resp;
+  EtcdStatus s = connection_->txn(txn, &resp, config_.request_timeout);
+  if (!s.ok()) {
+    if (s.end == EtcdEnd::kRefused || s.end == EtcdEnd::kNotSent) {
+      keepalive_->drop(lease);
+      orphans_.push_back(lease);
+      return unanswered(s, "the lock key's Txn");
+    }
+    return give_up(lease, "no answer to the lock key's Txn (" + s.describe() + ")");
+  }
+  std::int64_t my_rev = resp.header().revision();
+  if (!resp.succeeded()) {
+    const auto& kvs = resp.responses(0).response_range().kvs();
+    if (kvs.empty()) return give_up(lease, "the lock key vanished between the Txn's compare and its read");
+    my_rev = kvs[0].create_revision();
+  }
+  out = {own, my_rev, resp.header().revision()};
+  const auto& first = resp.responses(1).response_range().kvs();
+  if (first.empty() || first[0].create_revision() == my_rev) return {Outcome::kOk, std::nullopt, "", false};
+  // waitDeletes: until no key under the prefix was created before own.
+  for (;;) {
+    etcdserverpb::RangeRequest last;
+    last.set_key(pfx);
+    last.set_range_end(prefix_end(pfx));
+    last.set_sort_order(etcdserverpb::RangeRequest::DESCEND);
+    last.set_sort_target(etcdserverpb::RangeRequest::CREATE);
+    last.set_limit(1);
+    last.set_max_create_revision(my_rev - 1);
+    etcdserverpb::RangeResponse before;
+    if (Clock::now() >= deadline) return give_up(lease, "no lock within " + std::to_string(wait.count()) + " ms");
+    s = connection_->range(last, &before, std::min(config_.request_timeout, left_until(deadline)));
+    if (!s.ok()) return give_up(lease, "waiting for the lock: " + s.describe());
+    // As etcd 3.4's recipe: no look at own key once the wait is over (etcd#11456).
+    if (before.kvs().empty()) {
+      out.grant_revision = before.header().revision();
+      return {Outcome::kOk, std::nullopt, "", false};
+    }
+    s = connection_->wait_delete(before.kvs(0).key(), before.header().revision(), left_until(deadline));
+    if (!s.ok()) {
+      return give_up(lease, "no lock within " + std::to_string(wait.count()) + " ms (" + s.describe() + ")");
+    }
+  }
+}
+
+LockResult EtcdLockClient::grant(const std::string& key, std::int64_t lease, const Locked& locked) {
+  Grant g;
+  g.key = key;
+  g.owner = hex(lease);
+  g.detail = nlohmann::json::object();
+  etcdserverpb::RangeRequest req;
+  req.set_key(locked.key);
+  etcdserverpb::RangeResponse resp;
+  EtcdStatus s = connection_->range(req, &resp, config_.request_timeout);
+  std::int64_t token = locked.create_revision;
+  if (s.ok()) {
+    const bool exists = !resp.kvs().empty() && resp.kvs(0).lease() == lease;
+    g.detail["lock_key_exists"] = exists;
+    if (exists) token = resp.kvs(0).create_revision();
+  } else if (token == 0) {
+    // rpc: the token is the key's create revision, and only this read gives it.
+    return give_up(lease, "locked, but the lock key's create revision could not be read (" + s.describe() + ")");
+  }
+  if (token > 0) g.token = token;
+  etcdserverpb::LeaseTimeToLiveResponse ttl;
+  if (connection_->lease_time_to_live(lease, &ttl, config_.request_timeout).ok()) {
+    g.detail["lease_ttl_s"] = ttl.ttl();
+  }
+  if (g.detail.value("lock_key_exists", true) == false) {
+    // Did the key exist when etcd granted the lock? Read the store as of that revision.
+    req.set_revision(locked.grant_revision);
+    etcdserverpb::RangeResponse then;
+    if (locked.grant_revision > 0 && connection_->range(req, &then, config_.request_timeout).ok()) {
+      const bool existed = !then.kvs().empty() && then.kvs(0).lease() == lease;
+      g.detail["lock_key_existed_at_grant"] = existed;
+      g.detail["note"] = existed ? "the lease expired after the grant, before the client saw it"
+                                 : "granted on an expired lease: the lock key was gone at the grant (etcd#11456)";
+    }
+  }
+  held_[lease] = token;
+  return {Outcome::kOk, std::move(g), "", false};
+}
+
+LockResult EtcdLockClient::release(const Grant& g) {
+  std::int64_t lease = 0;
+  const char* begin = g.owner.data();
+  auto [end, ec] = std::from_chars(begin, begin + g.owner.size(), lease, 16);
+  auto held = held_.find(lease);
+  if (ec != std::errc() || end != begin + g.owner.size() || held == held_.end()) {
+    return fail("not held: " + g.owner + " is not a lease of a grant of this client");
+  }
+  const std::int64_t token = held->second;
+  held_.erase(held);
+  keepalive_->drop(lease);
+  const std::string key = lock_key(g.key, lease);
+  // A revoked lease takes its key with it: after a revoke etcd confirmed, the lock is free.
+  auto revoke = [&] {
+    EtcdStatus r = connection_->lease_revoke(lease, config_.request_timeout);
+    if (r.ok() || r.not_found()) return true;
+    orphans_.push_back(lease);
+    return false;
+  };
+  etcdserverpb::RangeRequest req;
+  req.set_key(key);
+  etcdserverpb::RangeResponse resp;
+  EtcdStatus s = connection_->range(req, &resp, config_.request_timeout);
+  if (!s.ok()) {
+    revoke();
+    return unanswered(s, "the look at the lock key");
+  }
+  if (resp.kvs().empty() || (token > 0 && resp.kvs(0).create_revision() != token)) {
+    revoke();
+    return fail("not held: the lock key " + key + " is gone (its lease expired)");
+  }
+  if (config_.lock == "mutex") {
+    etcdserverpb::DeleteRangeRequest del;
+    del.set_key(key);
+    etcdserverpb::DeleteRangeResponse deleted;
+    s = connection_->delete_range(del, &deleted, config_.request_timeout);
+  } else {
+    s = connection_->unlock(key, config_.request_timeout);
+  }
+  const bool revoked = revoke();
+  if (!s.ok() && !revoked) return unanswered(s, config_.lock == "mutex" ? "the delete of the lock key" : "Unlock");
+  return {Outcome::kOk, std::nullopt, "", false};
+}
+
+}  // namespace fencecheck
