@@ -37,6 +37,18 @@ std::string prefix_end(std::string prefix) {
   return prefix;
 }
 
+// clientv3's WithFirstCreate / WithLastCreate: the one key under prefix created first
+// (or last), as a Range.
+etcdserverpb::RangeRequest by_creation(const std::string& prefix, etcdserverpb::RangeRequest::SortOrder order) {
+  etcdserverpb::RangeRequest r;
+  r.set_key(prefix);
+  r.set_range_end(prefix_end(prefix));
+  r.set_sort_order(order);
+  r.set_sort_target(etcdserverpb::RangeRequest::CREATE);
+  r.set_limit(1);
+  return r;
+}
+
 milliseconds left_until(Clock::time_point deadline) {
   return std::max(milliseconds(1), std::chrono::duration_cast<milliseconds>(deadline - Clock::now()));
 }
@@ -150,12 +162,7 @@ LockResult EtcdLockClient::lock_mutex(const std::string& key, std::int64_t lease
   const std::string pfx = lock_prefix(key);
   const std::string own = lock_key(key, lease);
   // The recipe's Txn: create own key unless it exists; read the first holder either way.
-  etcdserverpb::RangeRequest owner;
-  owner.set_key(pfx);
-  owner.set_range_end(prefix_end(pfx));
-  owner.set_sort_order(etcdserverpb::RangeRequest::ASCEND);
-  owner.set_sort_target(etcdserverpb::RangeRequest::CREATE);
-  owner.set_limit(1);
+  const etcdserverpb::RangeRequest owner = by_creation(pfx, etcdserverpb::RangeRequest::ASCEND);
   etcdserverpb::TxnRequest txn;
   etcdserverpb::Compare* cmp = txn.add_compare();
   cmp->set_result(etcdserverpb::Compare::EQUAL);
@@ -189,12 +196,7 @@ LockResult EtcdLockClient::lock_mutex(const std::string& key, std::int64_t lease
   if (first.empty() || first[0].create_revision() == my_rev) return {Outcome::kOk, std::nullopt, "", false};
   // waitDeletes: until no key under the prefix was created before own.
   for (;;) {
-    etcdserverpb::RangeRequest last;
-    last.set_key(pfx);
-    last.set_range_end(prefix_end(pfx));
-    last.set_sort_order(etcdserverpb::RangeRequest::DESCEND);
-    last.set_sort_target(etcdserverpb::RangeRequest::CREATE);
-    last.set_limit(1);
+    etcdserverpb::RangeRequest last = by_creation(pfx, etcdserverpb::RangeRequest::DESCEND);
     last.set_max_create_revision(my_rev - 1);
     etcdserverpb::RangeResponse before;
     if (Clock::now() >= deadline) return give_up(lease, "no lock within " + std::to_string(wait.count()) + " ms");
@@ -224,7 +226,7 @@ LockResult EtcdLockClient::grant(const std::string& key, std::int64_t lease, con
   std::int64_t token = locked.create_revision;
   if (s.ok()) {
     const bool exists = !resp.kvs().empty() && resp.kvs(0).lease() == lease;
-    g.detail["lock_key_exists"] = exists;
+    g.detail["key_exists"] = exists;
     if (exists) token = resp.kvs(0).create_revision();
   } else if (token == 0) {
     // rpc: the token is the key's create revision, and only this read gives it.
@@ -235,18 +237,20 @@ LockResult EtcdLockClient::grant(const std::string& key, std::int64_t lease, con
   if (connection_->lease_time_to_live(lease, &ttl, config_.request_timeout).ok()) {
     g.detail["lease_ttl_s"] = ttl.ttl();
   }
-  if (g.detail.value("lock_key_exists", true) == false) {
+  if (g.detail.value("key_exists", true) == false) {
     // Did the key exist when etcd granted the lock? Read the store as of that revision.
     req.set_revision(locked.grant_revision);
     etcdserverpb::RangeResponse then;
     if (locked.grant_revision > 0 && connection_->range(req, &then, config_.request_timeout).ok()) {
       const bool existed = !then.kvs().empty() && then.kvs(0).lease() == lease;
-      g.detail["lock_key_existed_at_grant"] = existed;
-      g.detail["note"] = existed ? "the lease expired after the grant, before the client saw it"
-                                 : "granted on an expired lease: the lock key was gone at the grant (etcd#11456)";
+      g.detail["key_at_grant"] = existed;
+      // A key that was there at the grant has its create revision, the token, in that read.
+      if (existed && !g.token) g.token = then.kvs(0).create_revision();
+      g.detail["note"] = existed ? "lease expired after the grant"
+                                 : "granted on an expired lease (etcd#11456)";
     }
   }
-  held_[lease] = token;
+  held_[lease] = g.token.value_or(0);
   return {Outcome::kOk, std::move(g), "", false};
 }
 

@@ -19,7 +19,8 @@
 //
 // The token is the lock key's create_revision: read with a Range after an rpc Lock (the
 // answer's header revision is the grant's, not the key's), known from the Txn for mutex.
-// A grant whose key is already gone has no token (null). Revisions only grow, across
+// A grant whose key was already gone when etcd granted it has no token (null); one whose
+// key expired after the grant has the token read as of the grant's revision. Revisions only grow, across
 // leader changes too.
 //
 // acquire(key, ttl): waits in the queue at most min(ttl, max_wait). One that gives up

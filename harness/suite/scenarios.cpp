@@ -19,8 +19,8 @@ const Args kPauseHolder = {"--nemesis", "pause-holder", "--ttl-ms", "500", "--pa
 // longer than a pause, so a client frozen while it waits hears its Lock's answer after it
 // resumes (a shorter wait would end in DEADLINE_EXCEEDED instead).
 const Args kEtcdPauses = {"--backend", "etcd", "--pause-ms", "4000", "--nemesis-interval", "2000",
-                          "--ttl-ms", "8000", "--op-timeout-ms", "15000", "--hold-ms", "1000",
-                          "--resource", "fenced", "--time-limit", "20"};
+                          "--ttl-ms", "8000", "--op-timeout-ms", "15000", "--resource", "fenced",
+                          "--time-limit", "20"};
 // Redlock on three masters, so that a majority is two nodes.
 const Args kRedlock3 = {"--backend", "redlock", "--backend-opt", "n=3", "--time-limit", "15"};
 // Redlock whose every fifth acquire sleeps 1.2 leases between sending the SETs and reading
@@ -101,18 +101,21 @@ std::vector<Scenario> make_scenarios() {
        "Jepsen (etcd 3.4.3): etcd locks cannot exclude in an asynchronous system. The paused holder's "
        "lease expires and the lock goes to the next client; its key's create revision only grows, so "
        "the fenced resource refuses the stale holder.",
-       join_args(kEtcdPauses, {"--nemesis", "pause-holder"}),
+       join_args(kEtcdPauses, {"--nemesis", "pause-holder", "--hold-ms", "1000"}),
        {{"exclusion", I}, {"tokens", V}, {"resource", V}}},
       {"K8-11456", "etcd Lock RPC, a client frozen while its Lock waits, past its lease",
        "etcd#11456, unfixed in 3.4: the server answers a waiting Lock once the holder goes, without "
        "checking that the waiter's lease (and key) still exist; the client hears \"locked\" on an "
-       "expired lease (the op says so: lock_key_existed_at_grant false).",
-       join_args(kEtcdPauses, {"--nemesis", "pause-acquirer"}),
+       "expired lease (the op says so: key_at_grant false).",
+       // Holds up to 3 s: the frozen waiter's turn tends to come after its lease ran out (the
+       // bug) rather than while the lease still ran (a grant it then outlives, as in K8).
+       join_args(kEtcdPauses, {"--nemesis", "pause-acquirer", "--hold-ms", "3000"}),
        {{"exclusion", I}, {"tokens", V}}},
       {"K8-mutex", "etcd concurrency Mutex recipe, the same pauses (holder and waiter)",
        "The recipe in etcd 3.4 has the same gap as the RPC (no look at its own key after the wait): "
        "exclusion fails the same ways, and the revision still fences.",
-       join_args(kEtcdPauses, {"--backend-opt", "lock=mutex", "--nemesis", "pause-holder,pause-acquirer"}),
+       join_args(kEtcdPauses, {"--backend-opt", "lock=mutex", "--nemesis", "pause-holder,pause-acquirer",
+                               "--hold-ms", "1000"}),
        {{"exclusion", I}, {"tokens", V}, {"resource", V}}},
       {"K8-control", "etcd Lock RPC, a member crashed and the leader cut off, no pauses",
        "Raft keeps the lock keys through a crash and a leader change, leases are renewed across "

@@ -29,8 +29,11 @@ TEST(Scenarios, IdsAreUniqueAndEachHasAnExpectationAndAClaim) {
       EXPECT_NE(a, "--store") << s.id;
     }
   }
-  for (const char* id : {"K1", "K2", "K3", "K4", "K5", "K6", "K7", "K9"}) EXPECT_NE(find_scenario(id), nullptr) << id;
-  EXPECT_EQ(find_scenario("K8"), nullptr);
+  for (const char* id : {"K1", "K2", "K3", "K4", "K5", "K6", "K7", "K8", "K9"}) {
+    EXPECT_NE(find_scenario(id), nullptr) << id;
+  }
+  EXPECT_EQ(find_scenario("K10"), nullptr);
+  EXPECT_TRUE(find_scenario("K8-control")->safe());
   EXPECT_TRUE(find_scenario("K5-fsync")->safe());
   EXPECT_FALSE(find_scenario("K5")->safe());
 }

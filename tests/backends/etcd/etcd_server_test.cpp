@@ -162,7 +162,7 @@ TEST_P(EtcdClientTest, TheTokenIsTheLockKeysCreateRevisionAndWaitersQueue) {
     ASSERT_EQ(ga.outcome, Outcome::kOk) << ga.error;
     ASSERT_TRUE(ga.grant->token);
     EXPECT_EQ(*ga.grant->token, create_revision(conn, EtcdLockClient::lock_key("k", lease_of(*ga.grant))));
-    EXPECT_EQ(ga.grant->detail.value("lock_key_exists", false), true) << ga.grant->detail.dump();
+    EXPECT_EQ(ga.grant->detail.value("key_exists", false), true) << ga.grant->detail.dump();
     EXPECT_GT(ga.grant->detail.value("lease_ttl_s", -1), 0) << ga.grant->detail.dump();
 
     // An impatient client gives up, and its revoked lease takes its waiting key along.
