@@ -21,8 +21,11 @@ EtcdEnd classify_etcd_status(const grpc::Status& status, bool channel_was_ready)
     case grpc::StatusCode::OK: return EtcdEnd::kOk;
     case grpc::StatusCode::UNAVAILABLE:
       // gRPC's own words for a connection that never came up; etcd's UNAVAILABLE answers
-      // ("etcdserver: request timed out", "leader changed") may have been applied.
-      if (!channel_was_ready && status.error_message().find("connect") != std::string::npos) {
+      // ("etcdserver: request timed out, possibly due to connection lost", "leader
+      // changed") may have been applied.
+      if (!channel_was_ready && status.error_message().rfind("etcdserver:", 0) != 0 &&
+          (status.error_message().find("failed to connect to all addresses") != std::string::npos ||
+           status.error_message().find("connections to all backends failing") != std::string::npos)) {
         return EtcdEnd::kNotSent;
       }
       return EtcdEnd::kUnknown;
@@ -56,7 +59,6 @@ EtcdConnection::EtcdConnection(std::vector<std::string> endpoints) : endpoints_(
   // A member that restarts is found again within a second, not after gRPC's default
   // backoff of up to two minutes.
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
-  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
   for (const std::string& e : endpoints_) {
     Member m;

@@ -1,12 +1,13 @@
 // EtcdKeepAlive: the thread that keeps a client's leases alive, as etcd's clientv3 does for
 // a session: every lease it was given is renewed every TTL/3 until it is dropped, or until
-// etcd says the lease is gone (a renewal answered TTL 0), after which it is forgotten.
+// etcd says the lease is gone (a renewal answered TTL 0), after which it is forgotten. A
+// renewal that gets no answer (TTL/6) is tried again at once on the next member.
 //
 // A SIGSTOP of the client stops this thread with the rest of the process: that is the
 // fault under test (the lease runs out while the client is frozen).
 //
 // Thread-safe. add() and drop() return at once; the destructor waits for the thread, at
-// most one renewal's timeout. The connection must outlive this object.
+// most one renewal's timeout per lease. The connection must outlive this object.
 #pragma once
 
 #include <chrono>

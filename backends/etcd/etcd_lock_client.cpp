@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "backends/registry.h"
+
 namespace fencecheck {
 namespace {
 
@@ -49,18 +51,16 @@ etcdserverpb::RangeRequest by_creation(const std::string& prefix, etcdserverpb::
   return r;
 }
 
-milliseconds left_until(Clock::time_point deadline) {
-  return std::max(milliseconds(1), std::chrono::duration_cast<milliseconds>(deadline - Clock::now()));
+// Why a wait for the lock ended without it: its time ran out, or etcd said no.
+std::string lock_failure(const EtcdStatus& s, milliseconds wait) {
+  if (s.status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
+    return "no lock within " + std::to_string(wait.count()) + " ms (" + s.describe() + ")";
+  }
+  return "the wait for the lock failed: " + s.describe();
 }
 
-std::int64_t bounded_int(const nlohmann::json& j, const char* field, std::int64_t fallback, std::int64_t max) {
-  if (!j.contains(field)) return fallback;
-  const nlohmann::json& v = j.at(field);
-  if (!v.is_number_integer() || v.get<std::int64_t>() <= 0 || v.get<std::int64_t>() > max) {
-    throw std::invalid_argument(std::string("etcd client config: \"") + field + "\" must be an integer in 1.." +
-                                std::to_string(max) + ", got " + v.dump());
-  }
-  return v.get<std::int64_t>();
+milliseconds left_until(Clock::time_point deadline) {
+  return std::max(milliseconds(1), std::chrono::duration_cast<milliseconds>(deadline - Clock::now()));
 }
 
 }  // namespace
@@ -78,13 +78,15 @@ EtcdClientConfig EtcdClientConfig::from_json(const nlohmann::json& j) {
     }
     c.endpoints.push_back(e.get<std::string>());
   }
-  c.lock = j.value("lock", c.lock);
-  if (c.lock != "rpc" && c.lock != "mutex") {
-    throw std::invalid_argument("etcd client config: \"lock\" must be \"rpc\" or \"mutex\", got \"" + c.lock + "\"");
+  const nlohmann::json lock = j.value("lock", nlohmann::json(c.lock));
+  if (lock != "rpc" && lock != "mutex") {
+    throw std::invalid_argument("etcd client config: \"lock\" must be \"rpc\" or \"mutex\", got " + lock.dump());
   }
-  c.lease_ttl = std::chrono::seconds(bounded_int(j, "lease_ttl_s", c.lease_ttl.count(), 3600));
-  c.request_timeout = milliseconds(bounded_int(j, "request_timeout_ms", c.request_timeout.count(), 60000));
-  c.max_wait = milliseconds(bounded_int(j, "max_wait_ms", c.max_wait.count(), 3600000));
+  c.lock = lock.get<std::string>();
+  constexpr const char* kWhat = "etcd client config";
+  c.lease_ttl = std::chrono::seconds(config_number(j, kWhat, "lease_ttl_s", 1, 3600, c.lease_ttl.count()));
+  c.request_timeout = milliseconds(config_number(j, kWhat, "request_timeout_ms", 1, 60000, c.request_timeout.count()));
+  c.max_wait = milliseconds(config_number(j, kWhat, "max_wait_ms", 1, 3600000, c.max_wait.count()));
   return c;
 }
 
@@ -149,7 +151,7 @@ LockResult EtcdLockClient::lock_rpc(const std::string& key, std::int64_t lease, 
       orphans_.push_back(lease);
       return fail("Lock not sent: " + s.describe(), true);
     }
-    return give_up(lease, "no lock within " + std::to_string(wait.count()) + " ms (" + s.describe() + ")");
+    return give_up(lease, lock_failure(s, wait));
   }
   out.key = resp.key();
   out.grant_revision = resp.header().revision();
@@ -208,9 +210,7 @@ LockResult EtcdLockClient::lock_mutex(const std::string& key, std::int64_t lease
       return {Outcome::kOk, std::nullopt, "", false};
     }
     s = connection_->wait_delete(before.kvs(0).key(), before.header().revision(), left_until(deadline));
-    if (!s.ok()) {
-      return give_up(lease, "no lock within " + std::to_string(wait.count()) + " ms (" + s.describe() + ")");
-    }
+    if (!s.ok()) return give_up(lease, lock_failure(s, wait));
   }
 }
 
@@ -222,15 +222,23 @@ LockResult EtcdLockClient::grant(const std::string& key, std::int64_t lease, con
   etcdserverpb::RangeRequest req;
   req.set_key(locked.key);
   etcdserverpb::RangeResponse resp;
-  EtcdStatus s = connection_->range(req, &resp, config_.request_timeout);
+  // rpc: the token is the key's create revision, and only this read gives it: asked twice,
+  // the second time of the next member. mutex knows it already; the read is evidence.
   std::int64_t token = locked.create_revision;
+  EtcdStatus s;
+  for (int attempt = 0; attempt < (token == 0 ? 2 : 1) && !s.ok(); ++attempt) {
+    s = connection_->range(req, &resp, config_.request_timeout);
+  }
   if (s.ok()) {
     const bool exists = !resp.kvs().empty() && resp.kvs(0).lease() == lease;
     g.detail["key_exists"] = exists;
     if (exists) token = resp.kvs(0).create_revision();
   } else if (token == 0) {
-    // rpc: the token is the key's create revision, and only this read gives it.
-    return give_up(lease, "locked, but the lock key's create revision could not be read (" + s.describe() + ")");
+    // etcd granted the lock, so giving it back now cannot make this an acquire that did
+    // not happen: unknown.
+    LockResult r = give_up(lease, "locked, but the lock key's create revision could not be read (" + s.describe() + ")");
+    r.outcome = Outcome::kUnknown;
+    return r;
   }
   if (token > 0) g.token = token;
   etcdserverpb::LeaseTimeToLiveResponse ttl;
@@ -263,39 +271,58 @@ LockResult EtcdLockClient::release(const Grant& g) {
     return fail("not held: " + g.owner + " is not a lease of a grant of this client");
   }
   const std::int64_t token = held->second;
-  held_.erase(held);
-  keepalive_->drop(lease);
   const std::string key = lock_key(g.key, lease);
-  // A revoked lease takes its key with it: after a revoke etcd confirmed, the lock is free.
-  auto revoke = [&] {
-    EtcdStatus r = connection_->lease_revoke(lease, config_.request_timeout);
-    if (r.ok() || r.not_found()) return true;
-    orphans_.push_back(lease);
-    return false;
+  auto forget = [&] {
+    held_.erase(lease);
+    keepalive_->drop(lease);
   };
+  // A look at the key tells "not held" (its lease expired) from a release; when the look
+  // gets no answer the release goes ahead and the revoke decides.
   etcdserverpb::RangeRequest req;
   req.set_key(key);
   etcdserverpb::RangeResponse resp;
-  EtcdStatus s = connection_->range(req, &resp, config_.request_timeout);
-  if (!s.ok()) {
-    revoke();
-    return unanswered(s, "the look at the lock key");
-  }
-  if (resp.kvs().empty() || (token > 0 && resp.kvs(0).create_revision() != token)) {
-    revoke();
+  EtcdStatus look = connection_->range(req, &resp, config_.request_timeout);
+  if (look.ok() && (resp.kvs().empty() || (token > 0 && resp.kvs(0).create_revision() != token))) {
+    forget();
+    if (!connection_->lease_revoke(lease, config_.request_timeout).ok()) orphans_.push_back(lease);
     return fail("not held: the lock key " + key + " is gone (its lease expired)");
   }
+  EtcdStatus unlocked;
   if (config_.lock == "mutex") {
-    etcdserverpb::DeleteRangeRequest del;
-    del.set_key(key);
-    etcdserverpb::DeleteRangeResponse deleted;
-    s = connection_->delete_range(del, &deleted, config_.request_timeout);
+    // Mutex.Unlock deletes the key; only while it is still the grant's (a key that expired
+    // in between is not this release's to report).
+    etcdserverpb::TxnRequest txn;
+    etcdserverpb::Compare* cmp = txn.add_compare();
+    cmp->set_result(etcdserverpb::Compare::EQUAL);
+    cmp->set_target(etcdserverpb::Compare::CREATE);
+    cmp->set_key(key);
+    cmp->set_create_revision(token);
+    txn.add_success()->mutable_request_delete_range()->set_key(key);
+    etcdserverpb::TxnResponse deleted;
+    unlocked = connection_->txn(txn, &deleted, config_.request_timeout);
+    if (unlocked.ok() && !deleted.succeeded()) unlocked.end = EtcdEnd::kRefused;
   } else {
-    s = connection_->unlock(key, config_.request_timeout);
+    unlocked = connection_->unlock(key, config_.request_timeout);
   }
-  const bool revoked = revoke();
-  if (!s.ok() && !revoked) return unanswered(s, config_.lock == "mutex" ? "the delete of the lock key" : "Unlock");
-  return {Outcome::kOk, std::nullopt, "", false};
+  // The lease goes either way; what etcd confirmed of the two decides the outcome. A lease
+  // alive at its revoke still had its key (only this client deletes it): released.
+  EtcdStatus revoked = connection_->lease_revoke(lease, config_.request_timeout);
+  if (unlocked.ok() || revoked.ok()) {
+    forget();
+    return {Outcome::kOk, std::nullopt, "", false};
+  }
+  if (revoked.not_found()) {
+    forget();
+    return fail("not held: its lease " + g.owner + " had expired (" + unlocked.describe() + ")");
+  }
+  if (unlocked.end == EtcdEnd::kNotSent && revoked.end == EtcdEnd::kNotSent) {
+    // Nothing reached etcd: the grant still holds, and stays kept alive.
+    return fail("release not sent: " + unlocked.describe(), true);
+  }
+  forget();
+  orphans_.push_back(lease);
+  return unknown("release: no answer (" + unlocked.describe() + "; revoke " + revoked.describe() +
+                 "); the lease is revoked later or expires");
 }
 
 }  // namespace fencecheck

@@ -19,17 +19,21 @@
 //
 // The token is the lock key's create_revision: read with a Range after an rpc Lock (the
 // answer's header revision is the grant's, not the key's), known from the Txn for mutex.
-// A grant whose key was already gone when etcd granted it has no token (null); one whose
-// key expired after the grant has the token read as of the grant's revision. Revisions only grow, across
+// With rpc, a grant whose key was already gone when etcd granted it has no token (null):
+// nothing says what its key's revision was; one whose key expired after the grant has the
+// token read as of the grant's revision. mutex always has its own key's revision. Revisions only grow, across
 // leader changes too.
 //
 // acquire(key, ttl): waits in the queue at most min(ttl, max_wait). One that gives up
 // revokes its lease, which deletes its key: kFail when etcd confirms that, kUnknown when
 // it cannot be reached (the lease is revoked at a later acquire, or expires).
 // release(g): kFail "not held" when g's key is gone or belongs to another grant; else
-// Unlock (rpc) or Delete (mutex), then the lease is revoked.
+// Unlock (rpc) or Delete if still the grant's (mutex), then the lease is revoked. kOk once
+// etcd confirmed either (a lease alive at its revoke still had its key); kFail when the
+// lease had expired, or nothing reached etcd (the grant is then still held and kept
+// alive); kUnknown otherwise.
 //
-// Every call returns within max_wait + 5 × request_timeout. Not thread-safe (the worker
+// Every call returns within max_wait + 7 × request_timeout. Not thread-safe (the worker
 // serializes calls); the keepalive has its own thread.
 #pragma once
 

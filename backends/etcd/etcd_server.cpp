@@ -60,7 +60,8 @@ EtcdServer::EtcdServer(const BackendOptions& options, std::vector<std::string> n
   if (lock_ != "rpc" && lock_ != "mutex") {
     throw std::invalid_argument("etcd option lock must be rpc or mutex, got \"" + lock_ + "\"");
   }
-  // etcd refuses a TTL below its minimum (1.5 × the election timeout, rounded up: 2 s).
+  // etcd silently raises a TTL below its minimum (1.5 × the election timeout, rounded up: 2 s),
+  // so a smaller one is refused here rather than run as something else.
   lease_ttl_s_ = options.count("lease_ttl_s") ? option_number(options, "etcd", "lease_ttl_s", 2, 3600) : 2;
 }
 

@@ -113,7 +113,9 @@ RedlockClientConfig RedlockClientConfig::from_options(const BackendOptions& opti
     c.instance_timeout = milliseconds(option_int(options, "instance_timeout_ms", 1));
   }
   if (has("stall_after_send_ms")) c.stall_after_send = milliseconds(option_int(options, "stall_after_send_ms", 0));
-  if (has("stall_every")) c.stall_every = static_cast<int>(option_int(options, "stall_every", 1));
+  if (has("stall_every")) {
+    c.stall_every = static_cast<int>(option_number(options, "redlock", "stall_every", 1, std::numeric_limits<int>::max()));
+  }
   return c;
 }
 
@@ -137,7 +139,8 @@ RedlockClientConfig RedlockClientConfig::from_json(const nlohmann::json& j) {
     c.validity_check = j.at("validity_check").get<bool>();
   }
   c.stall_after_send = milliseconds(json_int(j, "stall_after_send_ms", 0, 0));
-  c.stall_every = static_cast<int>(json_int(j, "stall_every", 1, 1));
+  c.stall_every = static_cast<int>(
+      config_number(j, "redlock client config", "stall_every", 1, std::numeric_limits<int>::max(), 1));
   return c;
 }
 

@@ -119,10 +119,11 @@ std::vector<Scenario> make_scenarios() {
        {{"exclusion", I}, {"tokens", V}, {"resource", V}}},
       {"K8-control", "etcd Lock RPC, a member crashed and the leader cut off, no pauses",
        "Raft keeps the lock keys through a crash and a leader change, leases are renewed across "
-       "elections, and a client fails over to a live member: nothing overlaps.",
+       "elections, and a client fails over to a live member: nothing overlaps, and the history is "
+       "a mutex's.",
        {"--backend", "etcd", "--nemesis", "kill-server,partition-leader", "--nemesis-interval", "1500",
         "--resource", "fenced", "--time-limit", "20"},
-       {{"exclusion", V}, {"tokens", V}, {"resource", V}}},
+       {{"exclusion", V}, {"tokens", V}, {"resource", V}, {"linearizable", V}}},
       {"K9", "No lock: compare-and-set on the resource, every fault at once",
        "A version check made by the resource itself needs neither leases nor clocks.",
        {"--workload", "cas", "--nemesis",

@@ -86,9 +86,12 @@ std::unique_ptr<LockClient> make_lock_client(const BackendInfo& backend, const n
   s.client_config = config;
   s.endpoints = backend.endpoints(config);
   s.log = req.adapter_log();
-  // The worker's answer must reach the controller before the op's deadline there.
+  // The worker's answer must reach the controller before the op's deadline there: the
+  // adapter's own deadline plus the grace it gets for a late reply, with room to spare (a
+  // loaded machine delays the answer by a few hundred ms; then the controller would only
+  // know "timeout", not that the adapter did not answer).
   const milliseconds op_timeout(std::max<std::int64_t>(req.op_timeout_ms(), 100));
-  s.op_timeout = std::max(op_timeout / 2, op_timeout - milliseconds(1000));
+  s.op_timeout = std::max(op_timeout / 3, op_timeout - milliseconds(1000) - AdapterLockClient::kReplyGrace);
   s.acquire_timeout = milliseconds(req.acquire_timeout_ms());
   if (req.ttl_ms() > 0) s.ttl = milliseconds(req.ttl_ms());
   return std::make_unique<AdapterLockClient>(std::move(s));

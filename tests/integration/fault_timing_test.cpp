@@ -1,6 +1,6 @@
 // Fault execution never stalls a run (issue 13), with real ZooKeeper ensembles in network
 // namespaces (label `integration`, root): crashes, partitions and pauses at a 1 s interval
-// for 30 s end the test phase within 2 s of its limit, every fault line comes within 1 s of
+// for 20 s end the test phase within 2 s of its limit, every fault line comes within 1 s of
 // the instant the schedule planned for it, and a restart that waits for a quorum is the
 // system's behaviour, not a harness failure (exit 3). Ctrl-C while a restart waits for
 // readiness ends the test at once: exit 2.
@@ -46,10 +46,11 @@ class FaultTiming : public RunTest {
 };
 
 TEST_F(FaultTiming, ZooKeeperCrashesPartitionsAndPausesNeverStallTheRun) {
-  for (int seed : {1, 2, 3}) {
+  // Two seeds of 20 s (CI time); `--repeat`-style figures belong in the notes.
+  for (int seed : {1, 2}) {
     SCOPED_TRACE("seed " + std::to_string(seed));
     auto r = run("--backend zookeeper --nemesis kill-server,partition-halves,pause-server "
-                 "--nemesis-interval 1000 --time-limit 30 --seed " + std::to_string(seed));
+                 "--nemesis-interval 1000 --time-limit 20 --seed " + std::to_string(seed));
     ASSERT_NE(r.code, 3) << r.out;
     json res = results();
     // The test phase ends at its limit: faults healed, no new op. Ops in flight then finish
@@ -69,9 +70,9 @@ TEST_F(FaultTiming, ZooKeeperCrashesPartitionsAndPausesNeverStallTheRun) {
     }
     EXPECT_GT(planned, 10) << "too few planned fault lines to judge";
     EXPECT_GT(kills, 0);
-    EXPECT_LE(healed, 32.0) << "the final heal came more than 2 s after the 30 s limit";
-    EXPECT_LE(res["run"]["test_seconds"].get<double>(), 32.0 + 5.0) << "in-flight ops overran their deadline";
-    std::cout << "[ figure ] seed " << seed << ": healed " << healed - 30.0 << " s after the limit, test phase "
+    EXPECT_LE(healed, 22.0) << "the final heal came more than 2 s after the 20 s limit";
+    EXPECT_LE(res["run"]["test_seconds"].get<double>(), 22.0 + 5.0) << "in-flight ops overran their deadline";
+    std::cout << "[ figure ] seed " << seed << ": healed " << healed - 20.0 << " s after the limit, test phase "
               << res["run"]["test_seconds"].get<double>() << " s\n";
   }
 }

@@ -31,6 +31,14 @@ TEST(EtcdStatusRule, AnswersAndSilencesBecomeOutcomes) {
             EtcdEnd::kUnknown);
   EXPECT_EQ(classify_etcd_status(Status(StatusCode::UNAVAILABLE, "etcdserver: request timed out"), false),
             EtcdEnd::kUnknown);
+  // etcd's own words may mention a connection: still an answer that may have been applied.
+  EXPECT_EQ(classify_etcd_status(Status(StatusCode::UNAVAILABLE,
+                                        "etcdserver: request timed out, possibly due to connection lost"),
+                                 false),
+            EtcdEnd::kUnknown);
+  EXPECT_EQ(classify_etcd_status(Status(StatusCode::UNAVAILABLE, "connections to all backends failing"), false),
+            EtcdEnd::kNotSent);
+  EXPECT_EQ(classify_etcd_status(Status(StatusCode::UNAVAILABLE, "Socket closed"), false), EtcdEnd::kUnknown);
   EXPECT_EQ(classify_etcd_status(Status(StatusCode::DEADLINE_EXCEEDED, "Deadline Exceeded"), true),
             EtcdEnd::kUnknown);
   EXPECT_EQ(classify_etcd_status(Status(StatusCode::CANCELLED, ""), true), EtcdEnd::kUnknown);
@@ -95,6 +103,7 @@ TEST(EtcdClientConfigTest, ReadsWhatTheServerWritesAndNamesBadFields) {
   EXPECT_NE(error_of({{"endpoints", nlohmann::json::array()}}).find("\"endpoints\""), std::string::npos);
   EXPECT_NE(error_of({{"endpoints", {"nohost"}}}).find("\"nohost\" is not"), std::string::npos);
   EXPECT_NE(error_of({{"endpoints", {"a:1"}}, {"lock", "spin"}}).find("\"lock\""), std::string::npos);
+  EXPECT_NE(error_of({{"endpoints", {"a:1"}}, {"lock", 7}}).find("\"lock\""), std::string::npos);
   EXPECT_NE(error_of({{"endpoints", {"a:1"}}, {"lease_ttl_s", 0}}).find("\"lease_ttl_s\""), std::string::npos);
   EXPECT_NE(error_of({{"endpoints", {"a:1"}}, {"max_wait_ms", "soon"}}).find("\"max_wait_ms\""), std::string::npos);
 }

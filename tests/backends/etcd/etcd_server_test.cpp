@@ -1,5 +1,5 @@
 // The etcd backend with real servers (label `integration`): a 3-member etcd 3.4 cluster
-// started through the registry's LockServer (local runtime, and netns as root), a member
+// started through the registry's LockServer (netns as root, else local), a member
 // killed and restarted on its data, the leader found and re-elected, a paused member
 // skipped; the clock library refused by the Go binary; and, with the C++ gRPC client
 // (local runtime: the client's gRPC threads then share the servers' network), the token
@@ -149,7 +149,9 @@ TEST_P(EtcdServerTest, AClockShiftCannotReachEtcdAndIsRefused) {
   EXPECT_EQ(server_clocks.offset("n1"), 0ms);
 }
 
-INSTANTIATE_TEST_SUITE_P(Runtimes, EtcdServerTest, ::testing::Values("local", "netns"),
+// The runtime this machine runs by default (netns as root): the same probes run under
+// local in the client tests below.
+INSTANTIATE_TEST_SUITE_P(Runtimes, EtcdServerTest, ::testing::Values(default_runtime_kind()),
                          [](const auto& info) { return info.param; });
 
 TEST_P(EtcdClientTest, TheTokenIsTheLockKeysCreateRevisionAndWaitersQueue) {
@@ -184,6 +186,7 @@ TEST_P(EtcdClientTest, TheTokenIsTheLockKeysCreateRevisionAndWaitersQueue) {
     waiter.join();
     EXPECT_EQ(ra.outcome, Outcome::kOk) << ra.error;
     ASSERT_EQ(gb.outcome, Outcome::kOk) << gb.error;
+    ASSERT_TRUE(gb.grant->token);
     // The waiter's token is its key's creation, before the grant; not the grant's revision.
     EXPECT_EQ(*gb.grant->token, create_revision(conn, EtcdLockClient::lock_key("k", lease_of(*gb.grant))));
     EXPECT_GT(*gb.grant->token, *ga.grant->token);
@@ -215,7 +218,39 @@ TEST_P(EtcdClientTest, AWholeClusterCrashKeepsTheRevisionsTokensComeFrom) {
   server_->start("n3");
   LockResult g2;
   ASSERT_TRUE(eventually([&] { return (g2 = a.acquire("k", 2s)).outcome == Outcome::kOk; }, 20s)) << g2.error;
+  ASSERT_TRUE(g1.grant->token && g2.grant->token);
   EXPECT_GT(*g2.grant->token, *g1.grant->token);
+}
+
+// A release's outcome is what etcd confirmed: a lease that expired under the grant makes it
+// "not held"; with every member down nothing is sent, so the grant is still held and a
+// later release tries again.
+TEST_P(EtcdClientTest, ReleaseOutcomesFollowWhatEtcdConfirmed) {
+  start_cluster();
+  EtcdConnection conn = connection();
+  EtcdLockClient& a = client();
+  LockResult g1 = a.acquire("k1", 5s);
+  ASSERT_EQ(g1.outcome, Outcome::kOk) << g1.error;
+  ASSERT_TRUE(conn.lease_revoke(lease_of(*g1.grant), 1s).ok());  // as if it had expired
+  LockResult r1 = a.release(*g1.grant);
+  EXPECT_EQ(r1.outcome, Outcome::kFail);
+  EXPECT_EQ(r1.error.rfind("not held", 0), 0u) << r1.error;
+
+  LockResult g2 = a.acquire("k2", 5s);
+  ASSERT_EQ(g2.outcome, Outcome::kOk) << g2.error;
+  for (const std::string n : {"n1", "n2", "n3"}) server_->kill(n);
+  // Until each of its three channels has noticed, a call may still count as sent.
+  for (int member = 0; member < 3; ++member) {
+    ASSERT_TRUE(eventually([&] { return a.acquire("probe", 1s).not_sent; }, 10s)) << "member " << member;
+  }
+  LockResult down = a.release(*g2.grant);
+  EXPECT_EQ(down.outcome, Outcome::kFail) << down.error;
+  EXPECT_TRUE(down.not_sent) << down.error;
+  // Nothing reached etcd, so the grant is still this client's: asked again, the release
+  // is tried again (not refused as "not a grant of this client").
+  LockResult again = a.release(*g2.grant);
+  EXPECT_EQ(again.outcome, Outcome::kFail) << again.error;
+  EXPECT_TRUE(again.not_sent) << again.error;
 }
 
 // etcd#11456 on the etcd Debian ships: a Lock that waits behind a holder while its own
@@ -236,10 +271,12 @@ TEST_P(EtcdClientTest, TheLockRpcGrantsAnExpiredLease_Etcd11456) {
   v3lockpb::LockResponse granted;
   std::thread t([&] { waited = conn.lock("fc/bug", waiter.id(), &granted, 15s); });
   etcdserverpb::LeaseTimeToLiveResponse ttl;
-  ASSERT_TRUE(eventually([&] { return conn.lease_time_to_live(waiter.id(), &ttl, 1s).ok() && ttl.ttl() == -1; }, 8s))
-      << "the waiter's lease did not expire";
-  ASSERT_TRUE(conn.unlock(held.key(), 1s).ok());
-  t.join();
+  const bool expired =
+      eventually([&] { return conn.lease_time_to_live(waiter.id(), &ttl, 1s).ok() && ttl.ttl() == -1; }, 8s);
+  const bool unlocked = conn.unlock(held.key(), 1s).ok();
+  t.join();  // before any assertion can return: a joinable thread's destructor aborts
+  ASSERT_TRUE(expired) << "the waiter's lease did not expire";
+  ASSERT_TRUE(unlocked);
   EXPECT_TRUE(waited.ok()) << "etcd no longer grants an expired lease (fixed?): " << waited.describe();
   EXPECT_EQ(granted.key(), "fc/bug/" + EtcdLockClient::lock_key("", waiter.id()).substr(4));
   EXPECT_EQ(create_revision(conn, granted.key()), 0) << "the granted key exists";
