@@ -97,6 +97,15 @@ void DaemonServer::resume(const std::string& node) {
 
 bool DaemonServer::running(const std::string& node) { return current(node) != nullptr; }
 
+std::vector<std::string> DaemonServer::answering_nodes() {
+  std::vector<std::string> out;
+  for (const auto& node : nodes_) {
+    Process* p = current(node);
+    if (p != nullptr && !p->paused()) out.push_back(node);
+  }
+  return out;
+}
+
 std::vector<Process*> DaemonServer::processes(const std::string& node) {
   Process* p = current(node);
   return p ? std::vector<Process*>{p} : std::vector<Process*>{};

@@ -63,6 +63,9 @@ class DaemonServer : public LockServer {
   // the running nodes now make a majority. A member alone cannot answer, so after a crash
   // of all of them the start that completes a majority is the one that waits.
   void start_in_quorum(const std::string& node);
+  // The nodes whose server runs and is not paused: the ones worth asking (leader()); a
+  // paused one would only cost a probe's timeout.
+  std::vector<std::string> answering_nodes();
   // await_ready() that must end kReady: throws HarnessError (timeout) or Interrupted
   // (the runtime's interrupt check) otherwise, quoting the log tail.
   void require_ready(const std::string& node);

@@ -74,8 +74,6 @@ class EtcdConnection {
   // timeout; kUnknown when it ends first (or the watch is cancelled, e.g. compacted).
   EtcdStatus wait_delete(const std::string& key, std::int64_t from, Ms timeout);
 
-  const std::vector<std::string>& endpoints() const { return endpoints_; }
-
  private:
   struct Member {
     std::string endpoint;

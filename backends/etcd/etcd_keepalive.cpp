@@ -23,20 +23,12 @@ void EtcdKeepAlive::add(std::int64_t lease) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     leases_.insert(lease);
-    expired_.erase(lease);
   }
-  wake_.notify_all();
 }
 
 void EtcdKeepAlive::drop(std::int64_t lease) {
   std::lock_guard<std::mutex> lock(mu_);
   leases_.erase(lease);
-  expired_.erase(lease);
-}
-
-bool EtcdKeepAlive::expired(std::int64_t lease) const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return expired_.count(lease) > 0;
 }
 
 void EtcdKeepAlive::loop() {
@@ -57,7 +49,7 @@ void EtcdKeepAlive::loop() {
       failed = failed || !s.ok();
       if (s.ok() && resp.ttl() <= 0) {
         std::lock_guard<std::mutex> relock(mu_);
-        if (leases_.erase(lease) > 0) expired_.insert(lease);
+        leases_.erase(lease);
       }
     }
     lock.lock();

@@ -30,18 +30,15 @@ class EtcdKeepAlive {
 
   void add(std::int64_t lease);
   void drop(std::int64_t lease);
-  // Whether etcd said the lease is gone at the last renewal (false while unknown).
-  bool expired(std::int64_t lease) const;
 
  private:
   void loop();
 
   EtcdConnection& connection_;
   const std::chrono::milliseconds interval_;
-  mutable std::mutex mu_;
+  std::mutex mu_;
   std::condition_variable wake_;
   std::set<std::int64_t> leases_;
-  std::set<std::int64_t> expired_;
   bool stopping_ = false;
   std::thread thread_;  // last: starts once the rest is built
 };

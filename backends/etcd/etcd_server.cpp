@@ -109,10 +109,7 @@ bool EtcdServer::ready(Runtime& runtime, const std::string& node) {
 std::optional<std::string> EtcdServer::leader() {
   std::optional<std::string> best;
   std::int64_t best_term = -1;
-  for (const auto& node : nodes()) {
-    std::vector<Process*> ps = processes(node);
-    // A paused member cannot answer; asking it would only cost the timeout.
-    if (ps.empty() || ps.front()->paused()) continue;
+  for (const auto& node : answering_nodes()) {
     const EtcdMember& m = node_of(node).member;
     std::optional<EtcdMemberStatus> status;
     runtime().run_in(node, [&] { status = etcd_member_status(m.address, m.client_port, milliseconds(500)); });

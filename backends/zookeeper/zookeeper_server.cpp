@@ -160,10 +160,7 @@ bool ZooKeeperServer::ready(Runtime& runtime, const std::string& node) {
 void ZooKeeperServer::start(const std::string& node) { start_in_quorum(node); }
 
 std::optional<std::string> ZooKeeperServer::leader() {
-  for (const auto& node : nodes()) {
-    std::vector<Process*> ps = processes(node);
-    // A paused member cannot answer; asking it would only cost the timeout.
-    if (ps.empty() || ps.front()->paused()) continue;
+  for (const auto& node : answering_nodes()) {
     if (mode(runtime(), node, milliseconds(500)) == "leader") return node;
   }
   return std::nullopt;
