@@ -142,7 +142,9 @@ std::optional<std::string> find_executable(const std::string& name,
   return std::nullopt;
 }
 
-CommandResult run_command(const std::vector<std::string>& argv, const std::string& input) {
+CommandResult run_command(const std::vector<std::string>& argv, const std::string& input,
+                          std::optional<std::chrono::milliseconds> timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout.value_or(std::chrono::milliseconds(0));
   if (argv.empty()) throw HarnessError("run_command: empty command");
   PipeEnds in = make_pipe(), out = make_pipe();
   // Our end of stdin must not block: poll() only promises room for PIPE_BUF bytes, and a
@@ -178,8 +180,19 @@ CommandResult run_command(const std::vector<std::string>& argv, const std::strin
   char buf[4096];
   while (out.read.get() >= 0) {
     pollfd fds[2] = {{out.read.get(), POLLIN, 0}, {in.write.get(), POLLOUT, 0}};
-    int n = ::poll(fds, in.write.get() >= 0 ? 2 : 1, -1);
+    int wait_ms = -1;
+    if (timeout) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) {
+        ::kill(pid, SIGKILL);  // whatever it still holds open (a grandchild's pipe end) no longer matters
+        result.timed_out = true;
+        break;
+      }
+      wait_ms = static_cast<int>(left.count());
+    }
+    int n = ::poll(fds, in.write.get() >= 0 ? 2 : 1, wait_ms);
     if (n < 0 && errno == EINTR) continue;
+    if (n == 0) continue;
     if (fds[0].revents) {
       ssize_t got = ::read(out.read.get(), buf, sizeof buf);
       if (got > 0) result.output.append(buf, static_cast<std::size_t>(got));

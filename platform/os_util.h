@@ -4,9 +4,10 @@
 // Process inspection lives in platform/proc_stat.h (included here for older callers).
 //
 // Thread-safe: no shared state. Errors throw HarnessError saying what failed. Only
-// run_command and check_command block: until the command exits.
+// run_command and check_command block: until the command exits (or run_command's timeout).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -19,13 +20,15 @@ namespace fencecheck::os {
 struct CommandResult {
   int status = -1;     // exit code, or 128 + signal
   std::string output;  // stdout and stderr interleaved
+  bool timed_out = false;  // killed at run_command's timeout (status is then 128 + 9)
 };
 
 // Runs argv (argv[0] found by find_executable) with `input` on stdin and waits, feeding
 // stdin and draining the output together, so any amount of either is fine. Throws
 // HarnessError when it cannot be started. Blocks until the command exits and closes its
-// output.
-CommandResult run_command(const std::vector<std::string>& argv, const std::string& input = "");
+// output, or — when timeout is given — at most that long: then it is SIGKILLed and reaped.
+CommandResult run_command(const std::vector<std::string>& argv, const std::string& input = "",
+                          std::optional<std::chrono::milliseconds> timeout = std::nullopt);
 
 // Like run_command, but throws HarnessError quoting the command and its output when the
 // exit code is not 0. `what` says what was being done, for the message.

@@ -54,7 +54,12 @@ Process& NodeTableRuntime::spawn(ProcessSpec spec) {
     decorate = decorator_;
   }
   if (decorate) decorate(spec);
-  NodeEntry how = entry(node(spec.node));
+  return start(std::move(spec));
+}
+
+Process& NodeTableRuntime::start(ProcessSpec spec) { return supervise(spec, entry(node(spec.node))); }
+
+Process& NodeTableRuntime::supervise(const ProcessSpec& spec, const NodeEntry& how) {
   return supervisor().spawn(spec, how);
 }
 
@@ -221,7 +226,7 @@ const std::vector<RuntimeInfo>& runtime_registry() {
       {"docker",
        "one container of --docker-image per node on a per-run internal network; network faults by iptables "
        "inside each container, freezes by docker pause (root, a dockerd)",
-       true, true,
+       true, true, true, false,
        []() -> std::optional<std::string> {
          if (auto why = needs_root("docker", "it enters the containers' namespaces")) return why;
          return docker_unavailable();
@@ -232,12 +237,13 @@ const std::vector<RuntimeInfo>& runtime_registry() {
        },
        {declare_option("docker-image", OptionReader::kRun, OptionType::kText, "fencecheck", "",
                        "the image every node of the docker runtime runs (docker/build.sh makes it)")}},
-      {"local", "every node is 127.0.0.1 with its own ports; no root, no network faults", false, false,
+      {"local", "every node is 127.0.0.1 with its own ports; no root, no network faults", false, false, true, true,
        [] { return std::optional<std::string>(); },
        [](const std::string&, RunState& state, const OptionValues&) -> std::unique_ptr<Runtime> {
          return std::make_unique<LocalRuntime>(state);
        }},
       {"netns", "one network namespace per node on a private bridge; network faults by iptables (root)", true, false,
+       true, true,
        []() -> std::optional<std::string> {
          if (auto why = needs_root("netns", "it creates network namespaces")) return why;
          if (!os::find_executable("ip")) return "the netns runtime needs `ip`: " + os::install_hint("iproute2");
@@ -246,6 +252,22 @@ const std::vector<RuntimeInfo>& runtime_registry() {
        [](const std::string& run_id, RunState& state, const OptionValues&) {
          return make_netns_runtime(run_id, state);
        }},
+      {"ssh",
+       "one real host per node from --nodes-file, driven over OpenSSH (Jepsen's model); network faults by "
+       "iptables in the run's own chain on each host",
+       true, false, false, false,
+       []() -> std::optional<std::string> {
+         if (!os::find_executable("ssh")) return "the ssh runtime needs `ssh`: " + os::install_hint("openssh-client");
+         return std::nullopt;
+       },
+       [](const std::string& run_id, RunState& state, const OptionValues& opts) {
+         if (!opts.has("nodes-file") || opts.text("nodes-file").empty()) {
+           throw HarnessError("--runtime ssh needs --nodes-file FILE (the hosts, one JSON object per line)");
+         }
+         return make_ssh_runtime(run_id, state, opts.text("nodes-file"));
+       },
+       {declare_option("nodes-file", OptionReader::kRun, OptionType::kText, "", "",
+                       "the hosts of the ssh runtime: one JSON object per line (docs/runtimes.md)")}},
   };
   return registry;
 }

@@ -58,6 +58,15 @@ Grudge complete_grudge(const std::vector<std::vector<std::string>>& components);
 
 using SpecDecorator = std::function<void(ProcessSpec&)>;
 
+// Servers run on nodes n1..nN; every other node (the resource r1, the clients c1..cK) is
+// a client node. A runtime with real hosts (ssh) picks a host of the matching role.
+inline bool is_server_node(std::string_view name) { return !name.empty() && name.front() == 'n'; }
+
+struct HostPort {
+  std::string address;
+  std::uint16_t port = 0;
+};
+
 // Asked every 50 ms or so by a blocking wait: true means give up now.
 using CancelCheck = std::function<bool()>;
 
@@ -67,7 +76,7 @@ enum class Readiness { kReady, kTimedOut, kGaveUp };
 class Runtime {
  public:
   virtual ~Runtime() = default;
-  virtual std::string_view kind() const = 0;  // "netns" or "local"
+  virtual std::string_view kind() const = 0;  // its runtime_registry() name
 
   // Makes a host directory or file visible at the same path on every node; call before
   // create(). Nodes of the local and netns runtimes see the host's files already (a no-op
@@ -94,6 +103,14 @@ class Runtime {
   // the calling thread under local), and waits for it; fn's exceptions propagate. Sockets
   // fn creates stay in that namespace. For readiness probes.
   virtual void run_in(std::string_view node, const std::function<void()>& fn) const = 0;
+  // Where a probe inside run_in(node, …) connects to reach address:port as the node sees
+  // it: the same address everywhere but under ssh, whose probes run on the controller and
+  // get a 127.0.0.1 port forwarded through the node's ssh connection (set up once per
+  // target; blocks ≤ 10 s then). Throws HarnessError when the forward cannot be made.
+  virtual HostPort probe_target(std::string_view node, const std::string& address, std::uint16_t port) {
+    (void)node;
+    return {address, port};
+  }
 
   // --- processes ---
   // Sets the one decorator applied to every later spawn (replacing any earlier one).
@@ -156,6 +173,8 @@ struct RuntimeInfo {
   std::string description;  // one line for --help
   bool cuts_network;        // can cut and heal links (the partition faults need it)
   bool freezes_nodes;       // can freeze a whole node (the freeze faults need it)
+  bool shifts_clocks;       // the clock library reaches its nodes (the clock faults need it)
+  bool runs_adapters;       // its nodes have the lock libraries' interpreters (--client needs it)
   // Why this kind cannot run on this machine now (needs root, a missing tool, no daemon),
   // or nullopt. Quick: looks at privileges and $PATH, at most pings a local socket (≤ 2 s).
   std::function<std::optional<std::string>()> unavailable;
@@ -173,6 +192,11 @@ std::vector<OptionSpec> runtime_option_specs();
 // Makes the runtime `kind` names. run_id names every resource; state records them and must
 // outlive the Runtime; opts holds the options it reads (defaults when absent). Throws
 // HarnessError for an unknown kind, or one unavailable here.
+// The ssh runtime over the hosts of a nodes file (platform/nodes_file.h). Throws
+// InputError for a bad file.
+std::unique_ptr<Runtime> make_ssh_runtime(const std::string& run_id, RunState& state,
+                                          const std::filesystem::path& nodes_file);
+
 std::unique_ptr<Runtime> make_runtime(std::string_view kind, const std::string& run_id, RunState& state,
                                       const OptionValues& opts = {});
 // "netns" when running as root, "local" otherwise.

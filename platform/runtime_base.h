@@ -43,6 +43,11 @@ class NodeTableRuntime : public Runtime {
   void stop_processes() noexcept;
   // How a process enters node n before exec: nothing by default (the local runtime).
   virtual NodeEntry entry(const Node& n) const;
+  // Starts a spec the decorator has seen: by default supervise(spec, entry(node)). The ssh
+  // runtime turns it into a local ssh client that runs it on the node's host.
+  virtual Process& start(ProcessSpec spec);
+  // Starts spec as a supervised child of the controller, entering its node as `how` says.
+  Process& supervise(const ProcessSpec& spec, const NodeEntry& how);
 
   RunState& state_;
   std::vector<Node> nodes_;

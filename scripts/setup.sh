@@ -41,6 +41,8 @@ tests=(
   libxml2-utils chromium
   # the docker runtime and docker/build.sh: dockerd, a Debian base image made locally
   docker.io docker-compose debootstrap
+  # the ssh runtime's test fixture, scripts/ssh-test-hosts.sh: an sshd per network namespace, reached through nc
+  openssh-server openssh-client netcat-openbsd
 )
 
 case "${1:-}" in

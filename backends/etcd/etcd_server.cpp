@@ -102,7 +102,8 @@ ProcessSpec EtcdServer::daemon(const std::string& node) const {
 bool EtcdServer::ready(Runtime& runtime, const std::string& node) {
   const EtcdMember& m = node_of(node).member;
   bool healthy = false;
-  runtime.run_in(node, [&] { healthy = etcd_healthy(m.address, m.client_port, milliseconds(500)); });
+  const HostPort t = runtime.probe_target(node, m.address, m.client_port);
+  runtime.run_in(node, [&] { healthy = etcd_healthy(t.address, t.port, milliseconds(500)); });
   return healthy;
 }
 
@@ -112,7 +113,8 @@ std::optional<std::string> EtcdServer::leader() {
   for (const auto& node : answering_nodes()) {
     const EtcdMember& m = node_of(node).member;
     std::optional<EtcdMemberStatus> status;
-    runtime().run_in(node, [&] { status = etcd_member_status(m.address, m.client_port, milliseconds(500)); });
+    const HostPort t = runtime().probe_target(node, m.address, m.client_port);
+    runtime().run_in(node, [&] { status = etcd_member_status(t.address, t.port, milliseconds(500)); });
     if (status && status->is_leader() && status->raft_term > best_term) {
       best = node;
       best_term = status->raft_term;

@@ -189,7 +189,8 @@ bool PostgresServer::ready(Runtime& runtime, const std::string& node) {
   const Endpoint& e = endpoint(node);
   if (!runtime.tcp_connects(node, e.address, e.port, milliseconds(200))) return false;
   bool answered = false;
-  runtime.run_in(node, [&] { answered = pg_ping(e.address, e.port, milliseconds(1000)); });
+  const HostPort t = runtime.probe_target(node, e.address, e.port);
+  runtime.run_in(node, [&] { answered = pg_ping(t.address, t.port, milliseconds(1000)); });
   return answered;
 }
 
@@ -198,10 +199,11 @@ void PostgresServer::setup(Runtime& runtime, const fs::path& nodes_dir) {
   for (const std::string& node : nodes()) {
     const Endpoint& e = endpoint(node);
     PgExecResult r;
+    const HostPort t = runtime.probe_target(node, e.address, e.port);
     runtime.run_in(node, [&] {
       PgConnectParams p;
-      p.host = e.address;
-      p.port = e.port;
+      p.host = t.address;
+      p.port = t.port;
       p.application_name = "fencecheck-setup";
       p.connect_timeout = p.command_timeout = milliseconds(10000);
       r = PgConnection(std::move(p)).exec(lease_table_ddl());

@@ -81,7 +81,8 @@ bool RedisServer::ready(Runtime& runtime, const std::string& node) {
   const Endpoint& e = endpoint(node);
   if (!runtime.tcp_connects(node, e.address, e.port, std::chrono::milliseconds(200))) return false;
   bool pong = false;
-  runtime.run_in(node, [&] { pong = redis_ping(e.address, e.port, std::chrono::milliseconds(500)); });
+  const HostPort t = runtime.probe_target(node, e.address, e.port);
+  runtime.run_in(node, [&] { pong = redis_ping(t.address, t.port, std::chrono::milliseconds(500)); });
   return pong;
 }
 

@@ -148,7 +148,8 @@ std::optional<std::string> ZooKeeperServer::mode(Runtime& runtime, const std::st
                                                  milliseconds timeout) {
   const ZooKeeperPeer& p = member(node).peer;
   std::optional<std::string> answer;
-  runtime.run_in(node, [&] { answer = zk_four_letter(p.address, p.client_port, "srvr", timeout); });
+  const HostPort t = runtime.probe_target(node, p.address, p.client_port);
+  runtime.run_in(node, [&] { answer = zk_four_letter(t.address, t.port, "srvr", timeout); });
   return answer ? zk_srvr_mode(*answer) : std::nullopt;
 }
 

@@ -6,6 +6,7 @@
 
 #include "adapters/registry.h"
 #include "backends/registry.h"
+#include "platform/nodes_file.h"
 #include "platform/runtime.h"
 #include "nemesis/clock/node_clocks.h"
 #include "nemesis/nemesis.h"
@@ -100,6 +101,10 @@ std::optional<std::string> RunConfig::input_problem(const OptionSchema& schema) 
       return "fault \"" + f + "\" cannot shift the clocks of backend " + backend + "'s servers: " +
              b->clock_unreachable + " (--nemesis-targets clients shifts the clients' clocks instead)";
     }
+    if (info->needs_clocks && rt != nullptr && !rt->shifts_clocks) {
+      return "fault \"" + f + "\" shifts clocks through the clock library, which the " + runtime +
+             " runtime does not reach yet: use --runtime netns";
+    }
     if (info->needs_leader && !b->has_leader) {
       return "fault \"" + f + "\" cuts off the leader, but backend " + backend + " has none";
     }
@@ -111,9 +116,10 @@ std::optional<std::string> RunConfig::input_problem(const OptionSchema& schema) 
   if (opts.has("client")) {
     if (auto p = adapter_backend_problem(opts.text("client"), backend)) return p;
     // The image (docker/) carries the servers, not the adapters' Node, Java and Python.
-    if (opts.text("client") != kNativeClient && runtime == "docker") {
-      return "--client " + opts.text("client") + " runs under --runtime netns or local: the fencecheck image has "
-             "no adapter interpreters (Node, Java, Python)";
+    const RuntimeInfo* where = find_runtime(runtime);
+    if (opts.text("client") != kNativeClient && where != nullptr && !where->runs_adapters) {
+      return "--client " + opts.text("client") + " runs under --runtime netns or local: the " + runtime +
+             " runtime's nodes have no adapter interpreters (Node, Java, Python) or adapter files";
     }
   }
   // The rules between options, each written once here.
@@ -142,6 +148,18 @@ std::optional<std::string> RunConfig::problem(const OptionSchema& schema) const 
   }
   if (const RuntimeInfo* rt = find_runtime(runtime)) {
     if (auto why = rt->unavailable()) return *why;
+  }
+  const std::string nodes_file = opts.has("nodes-file") ? opts.text("nodes-file") : "";
+  if (runtime == "ssh" && nodes_file.empty()) {
+    return "--runtime ssh needs --nodes-file FILE: the hosts, one JSON object per line (docs/runtimes.md)";
+  }
+  if (!nodes_file.empty()) {
+    if (runtime != "ssh") return "--nodes-file is read by --runtime ssh only, not by --runtime " + runtime;
+    try {
+      read_nodes_file(nodes_file);
+    } catch (const InputError& e) {
+      return e.what();
+    }
   }
   if (auto missing = missing_binary_message(*find_backend(backend))) return *missing;
   if (const AdapterInfo* a = opts.has("client") ? find_adapter(opts.text("client")) : nullptr) {

@@ -50,7 +50,7 @@ void WorkerPool::launch(const std::string& node) {
   if (workers_.contains(node) || launched_.contains(node)) return;
   std::string socket = (setup_.control_dir / (node + ".sock")).string();
   Process& p = runtime_.spawn({node, "worker", {setup_.exe.string(), "worker", "--socket", socket, "--node", node},
-                               {}, setup_.nodes_dir / node / "worker.log", {}, {}});
+                               {}, setup_.nodes_dir / node / "worker.log", {}, {}, socket});
   launched_[node] = Worker{&p, std::make_shared<WorkerHandle>(socket), 0};
 }
 
