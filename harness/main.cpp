@@ -10,6 +10,7 @@
 #include "harness/run/run_command.h"
 #include "harness/suite/suite_command.h"
 #include "harness/clean_command.h"
+#include "harness/preflight_command.h"
 #include "harness/report_command.h"
 #include "harness/worker/worker_server.h"
 
@@ -21,6 +22,7 @@ int main(int argc, char** argv) {
   fencecheck::add_check_command(app);
   fencecheck::add_suite_command(app);
   fencecheck::add_clean_command(app);
+  fencecheck::add_preflight_command(app);
   fencecheck::add_report_commands(app);
   fencecheck::add_adapters_command(app);
   fencecheck::add_worker_command(app);

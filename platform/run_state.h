@@ -82,4 +82,11 @@ struct CleanReport {
 // has no state file. Also removes temp files of state writes whose writer died.
 CleanReport clean_runs(const std::string& run_id, bool force);
 
+struct NodesFile;
+// `fencecheck clean --nodes-file`: on every host of the file (in parallel), removes each run
+// (only run_id, when not empty) that has no state file here any more — its controller is
+// gone and the local clean is done. One line per removal or failure goes to report.
+void clean_ssh_hosts(const NodesFile& hosts, const std::string& run_id, CleanReport& report);
+
+
 }  // namespace fencecheck

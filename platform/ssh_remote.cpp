@@ -64,7 +64,7 @@ std::vector<std::string> SshHostConnection::argv() const {
   return a;
 }
 
-void SshHostConnection::open(RunState& state, const fs::path& log) {
+void SshHostConnection::open(RunState* state, const fs::path& log) {
   std::vector<std::string> master = argv();
   master.insert(master.end() - 1, {"-M", "-N", "-f", "-o", "ControlMaster=yes", "-o", "ControlPersist=120"});
   // The master lives on in the background with whatever output it was given: a log file,
@@ -90,9 +90,9 @@ void SshHostConnection::open(RunState& state, const fs::path& log) {
   std::smatch m;
   if (std::regex_search(out, m, std::regex(R"(pid=(\d+))"))) {
     int pid = std::stoi(m[1]);
-    if (::getpgid(pid) == pid) {  // ssh -f made it a session leader
-      state.add_process_group(pid);
-      state_ = &state;
+    if (state != nullptr && ::getpgid(pid) == pid) {  // ssh -f made it a session leader
+      state->add_process_group(pid);
+      state_ = state;
       master_pid_ = pid;
     }
   }
@@ -205,14 +205,15 @@ std::vector<std::string> remote_run_ids(const SshHostConnection& host) {
 void remove_remote_run(const SshHostConnection& host, const std::string& run_id) {
   if (!RunState::valid_run_id(run_id)) throw HarnessError("remove_remote_run: bad run id " + run_id);
   const std::string chain = remote_chain(run_id);
-  // Processes are found by their environment, so grandchildren that left the group and
-  // processes whose pid file was never written go too.
+  // Processes are found by their working directory (each starts in the run's directory)
+  // or their environment (redis-server overwrites its own with its title), so grandchildren
+  // that left the group and processes whose pid file was never written go too.
   const std::string script =
       "id=" + run_id + "\n"
       "for e in /proc/[0-9]*/environ; do\n"
-      "  if tr '\\000' '\\n' < \"$e\" 2>/dev/null | grep -qx \"FENCECHECK_RUN=$id\"; then\n"
-      "    p=${e#/proc/}; kill -s KILL \"${p%/environ}\" 2>/dev/null\n"
-      "  fi\n"
+      "  p=${e#/proc/}; p=${p%/environ}\n"
+      "  case $(readlink /proc/$p/cwd 2>/dev/null) in " + std::string(kRemoteBase) + "/$id/*) kill -s KILL $p; continue;; esac\n"
+      "  if tr '\\000' '\\n' < \"$e\" 2>/dev/null | grep -qx \"FENCECHECK_RUN=$id\"; then kill -s KILL $p 2>/dev/null; fi\n"
       "done\n"
       "if command -v iptables >/dev/null; then\n"
       "  while iptables -w -D INPUT -j " + chain + " 2>/dev/null; do :; done\n"
@@ -221,6 +222,38 @@ void remove_remote_run(const SshHostConnection& host, const std::string& run_id)
       "rm -rf " + std::string(kRemoteBase) + "/$id\n"
       "! iptables -w -S " + chain + " >/dev/null 2>&1 && [ ! -e " + kRemoteBase + "/$id ]\n";
   host.check("sh -s", "removing run " + run_id, script, milliseconds(30000));
+}
+
+void clean_ssh_hosts(const NodesFile& hosts, const std::string& run_id, CleanReport& report) {
+  const fs::path control = RunState::state_dir() / ("ssh-clean-" + std::to_string(::getpid()));
+  fs::create_directories(control);
+  std::mutex mu;
+  std::vector<std::thread> threads;
+  for (std::size_t i = 0; i < hosts.hosts.size(); ++i) {
+    threads.emplace_back([&, i] {
+      const SshHost& h = hosts.hosts[i];
+      std::vector<std::string> removed, errors;
+      try {
+        SshHostConnection conn(h, control / std::to_string(i));
+        conn.open(nullptr, control / (std::to_string(i) + ".log"));
+        for (const std::string& id : remote_run_ids(conn)) {
+          if (!run_id.empty() && id != run_id) continue;
+          std::error_code ec;
+          if (fs::exists(RunState::state_dir() / (id + ".json"), ec)) continue;  // alive, or not cleaned here yet
+          remove_remote_run(conn, id);
+          removed.push_back("removed run " + id + " from " + h.name + " (" + h.host + ")");
+        }
+      } catch (const std::exception& e) {
+        errors.push_back(h.name + " (" + hosts.path.string() + " line " + std::to_string(h.line) + "): " + e.what());
+      }
+      std::lock_guard lock(mu);
+      report.removed.insert(report.removed.end(), removed.begin(), removed.end());
+      report.errors.insert(report.errors.end(), errors.begin(), errors.end());
+    });
+  }
+  for (auto& t : threads) t.join();
+  std::error_code ec;
+  fs::remove_all(control, ec);
 }
 
 }  // namespace fencecheck

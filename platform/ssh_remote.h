@@ -41,10 +41,10 @@ class SshHostConnection {
   // ssh's argv up to the destination (options, -S, user@host): append a command to it.
   std::vector<std::string> argv() const;
 
-  // Opens the master (authenticates once) and records its process in state, so that
-  // `fencecheck clean` ends it after a crash. Blocks up to 15 s per attempt (5 attempts
-  // on transport failures). Throws HarnessError quoting ssh's own words.
-  void open(RunState& state, const std::filesystem::path& log);
+  // Opens the master (authenticates once) and records its process in state (when not
+  // null), so that `fencecheck clean` ends it after a crash. Blocks up to 15 s per attempt
+  // (5 attempts on transport failures). Throws HarnessError quoting ssh's own words.
+  void open(RunState* state, const std::filesystem::path& log);
   // Runs a shell command line on the host with `input` on its stdin and waits up to
   // timeout (per attempt). Throws HarnessError when it could not be run (every attempt
   // failed in transport or timed out); a non-zero exit is the caller's to judge.

@@ -57,7 +57,7 @@ class SshRuntime final : public NodeTableRuntime {
     std::vector<std::function<void()>> jobs;
     for (auto& [name, r] : remotes_) {
       jobs.push_back([this, &r = *r, name = name] {
-        r.conn->open(state_, control_ / (name + ".log"));
+        r.conn->open(&state_, control_ / (name + ".log"));
         const std::string chain = remote_chain(run_id_);
         r.conn->check("mkdir -p " + shell_quote(r.root + "/pids") + " && iptables -w -N " + chain +
                           " && iptables -w -I INPUT 1 -j " + chain,

@@ -245,7 +245,7 @@ TEST(CleanRunsTest, ANamespaceThatStaysIsAnError) {
 
 TEST(CleanCommandTest, PrintsRemovalsAndExitsThreeOnErrors) {
   std::ostringstream out, err;
-  EXPECT_EQ(run_clean("zzzzzz", false, out, err), 3);
+  EXPECT_EQ(run_clean("zzzzzz", false, "", out, err), 3);
   EXPECT_NE(err.str().find("bad run id 'zzzzzz'"), std::string::npos) << err.str();
 
   TempDir tmp;
@@ -253,7 +253,7 @@ TEST(CleanCommandTest, PrintsRemovalsAndExitsThreeOnErrors) {
   pid_t controller = testing::fork_child([&] { (new RunState(id))->add_path(tmp.path()); });
   ::waitpid(controller, nullptr, 0);
   std::ostringstream out2, err2;
-  EXPECT_EQ(run_clean(id, false, out2, err2), 0);
+  EXPECT_EQ(run_clean(id, false, "", out2, err2), 0);
   EXPECT_NE(out2.str().find("removed " + tmp.path().string()), std::string::npos) << out2.str();
   EXPECT_EQ(err2.str(), "");
 }
