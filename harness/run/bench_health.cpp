@@ -21,7 +21,7 @@ nlohmann::json tally_json(const HistoryStats::Tally& t) {
 }  // namespace
 
 BenchHealth::BenchHealth(const Runtime& runtime, const HistoryRecorder& history, HealthOptions options)
-    : runtime_(runtime), history_(history), options_(options) {}
+    : runtime_(runtime), history_(history), options_(options), stall_from_(history.now()) {}
 
 void BenchHealth::add_locked(std::string problem) { problems_.push_back(std::move(problem)); }
 

@@ -75,7 +75,9 @@ class BenchHealth {
   nlohmann::json died_ = nlohmann::json::array();
   std::set<const Process*> reported_;
   std::map<const Process*, int> stopped_polls_;  // consecutive polls seen stopped, unpaused
-  Nanos stall_from_ = 0;                          // start of the time that counts as a stall
+  // Start of the time that counts as a stall: made once setup is done, so a slow setup (a
+  // real host over ssh takes seconds) never counts.
+  Nanos stall_from_ = 0;
   bool stall_reported_ = false;
   std::vector<std::string> unpolled_;  // deaths worker_died found, for the next poll to return
   std::string last_unknown_;           // "on c1: <error>" of the last op of unknown outcome

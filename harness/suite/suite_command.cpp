@@ -1,6 +1,7 @@
 #include "harness/suite/suite_command.h"
 
 #include <iostream>
+#include <map>
 #include <memory>
 
 #include "backends/registry.h"
@@ -27,7 +28,8 @@ struct SuiteArgs {
   std::string workload = "lock-append", resource = "unfenced";
   double time_limit_s = 15;
   std::string junit;  // also write JUnit XML here
-  std::string runtime, docker_image;  // passed to every run when set
+  std::string runtime;                                // passed to every run when set
+  std::map<std::string, std::string> runtime_options;  // --docker-image, --nodes-file…: the same
 };
 
 void print_run(const SuiteRow& row, const SuiteRun& r) {
@@ -43,7 +45,9 @@ void print_run(const SuiteRow& row, const SuiteRun& r) {
 int run_and_report(std::vector<SuiteCase> cases, const SuiteArgs& a, const std::string& kind) {
   for (SuiteCase& c : cases) {
     if (!a.runtime.empty()) c.args.insert(c.args.end(), {"--runtime", a.runtime});
-    if (!a.docker_image.empty()) c.args.insert(c.args.end(), {"--docker-image", a.docker_image});
+    for (const auto& [name, value] : a.runtime_options) {
+      if (!value.empty()) c.args.insert(c.args.end(), {"--" + name, value});
+    }
   }
   SuiteOptions o;
   o.exe = fs::read_symlink("/proc/self/exe");
@@ -90,7 +94,10 @@ void add_common(CLI::App* cmd, SuiteArgs& a) {
   cmd->add_option("--seed", a.seed, "seed of the first run (run r of case k: seed + 1000 k + r)")
       ->capture_default_str();
   cmd->add_option("--runtime", a.runtime, "runtime of every run (" + runtime_names() + "; default: run's)");
-  cmd->add_option("--docker-image", a.docker_image, "image of every node under --runtime docker");
+  // Each runtime's own options (runtime_registry()), passed on to every run.
+  for (const OptionSpec& spec : runtime_option_specs()) {
+    cmd->add_option("--" + spec.name, a.runtime_options[spec.name], spec.help + " (every run)");
+  }
 }
 
 // Runs body; a bad option (std::invalid_argument) or harness failure is exit 3 with its message.
