@@ -59,6 +59,9 @@ struct BackendInfo {
   // clients, --nemesis-targets clients, is not). At run time ServerClocks checks each
   // server once more, by the clock file it mapped.
   std::string clock_unreachable;
+  // Empty when its servers run on nodes that do not see the controller's files (ssh);
+  // otherwise why not, and such a runtime is refused before the run.
+  std::string needs_shared_files;
   // options: resolved (resolve_backend_options). Throws std::invalid_argument for a value
   // the backend cannot use.
   std::function<std::unique_ptr<LockServer>(const BackendOptions& options)> make_server;

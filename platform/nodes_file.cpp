@@ -87,6 +87,22 @@ std::vector<const SshHost*> NodesFile::with_role(const std::string& role) const 
   return out;
 }
 
+std::optional<std::string> hosts_shortfall(const NodesFile& file, const std::vector<std::string>& servers,
+                                           const std::vector<std::string>& others) {
+  auto check = [&](const std::string& role, const std::vector<std::string>& need,
+                   const char* what) -> std::optional<std::string> {
+    const std::size_t have = file.with_role(role).size();
+    if (have >= need.size()) return std::nullopt;
+    std::string list;
+    for (const auto& n : need) list += (list.empty() ? "" : ", ") + n;
+    return file.path.string() + " lists " + std::to_string(have) + " host(s) of role \"" + role +
+           "\", and this run needs " + std::to_string(need.size()) + " (" + what + ": " + list +
+           "): add hosts of that role" + (role == "client" ? " or lower --concurrency" : "");
+  };
+  if (auto p = check("server", servers, "the backend's servers")) return p;
+  return check("client", others, "the resource service and the clients");
+}
+
 NodesFile parse_nodes_file(const std::string& text, const std::filesystem::path& file) {
   NodesFile nodes{file, {}};
   std::istringstream in(text);

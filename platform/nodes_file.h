@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,11 @@ struct NodesFile {
   std::vector<SshHost> hosts;
   std::vector<const SshHost*> with_role(const std::string& role) const;
 };
+
+// Why the file cannot host a run of these nodes (servers take "server" hosts, the rest
+// "client" hosts, one host each), as one sentence; nullopt when it can.
+std::optional<std::string> hosts_shortfall(const NodesFile& file, const std::vector<std::string>& servers,
+                                           const std::vector<std::string>& others);
 
 // Reads and checks FILE. Throws InputError naming the file, line and member for a
 // malformed line, an unknown or missing member, a bad value or a duplicate; line 0 when

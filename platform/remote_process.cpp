@@ -35,10 +35,11 @@ int RemoteProcess::group() {
   return group_;
 }
 
-bool RemoteProcess::signal_group(const std::string& name, const std::string& extra) {
+bool RemoteProcess::signal_group(const std::string& name, const std::string& extra, milliseconds waits) {
   int g = group();
   if (g <= 1) return false;
-  SshResult r = host_.exec("kill -s " + name + " -- -" + std::to_string(g) + " 2>/dev/null || exit 3\n" + extra);
+  SshResult r = host_.exec("kill -s " + name + " -- -" + std::to_string(g) + " 2>/dev/null || exit 3\n" + extra, "",
+                           waits + milliseconds(10000));
   return r.exit == 0;
 }
 
@@ -58,7 +59,7 @@ bool RemoteProcess::pause(milliseconds timeout) {
       "  if ps -e -L -o pgid=,stat= | awk -v g=\"$g\" '$1==g && $2 !~ /^T/ {r=1} END {exit r}'; then exit 0; fi\n"
       "  [ $n -ge " + std::to_string(timeout.count() / 20 + 1) + " ] && exit 4; n=$((n+1)); sleep 0.02\n"
       "done\n";
-  return signal_group("STOP", wait_stopped);
+  return signal_group("STOP", wait_stopped, timeout);
 }
 
 void RemoteProcess::resume() {

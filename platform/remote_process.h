@@ -43,8 +43,10 @@ class RemoteProcess final : public Process {
   // The remote process group, read from the pid file (waits up to 5 s for it); 0 if the
   // process never got that far.
   int group();
-  // Runs `kill -s NAME -- -G` (and `extra`) on the host; false when the group is gone.
-  bool signal_group(const std::string& name, const std::string& extra = "");
+  // Runs `kill -s NAME -- -G` (and `extra`, which may wait up to `waits`) on the host;
+  // false when the group is gone or extra failed.
+  bool signal_group(const std::string& name, const std::string& extra = "",
+                    std::chrono::milliseconds waits = std::chrono::milliseconds(0));
   bool wait_local_exit(std::chrono::milliseconds timeout);
 
   ProcessSpec spec_;

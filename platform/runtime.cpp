@@ -226,7 +226,7 @@ const std::vector<RuntimeInfo>& runtime_registry() {
       {"docker",
        "one container of --docker-image per node on a per-run internal network; network faults by iptables "
        "inside each container, freezes by docker pause (root, a dockerd)",
-       true, true, true, false,
+       true, true, true, false, true,
        []() -> std::optional<std::string> {
          if (auto why = needs_root("docker", "it enters the containers' namespaces")) return why;
          return docker_unavailable();
@@ -237,13 +237,13 @@ const std::vector<RuntimeInfo>& runtime_registry() {
        },
        {declare_option("docker-image", OptionReader::kRun, OptionType::kText, "fencecheck", "",
                        "the image every node of the docker runtime runs (docker/build.sh makes it)")}},
-      {"local", "every node is 127.0.0.1 with its own ports; no root, no network faults", false, false, true, true,
+      {"local", "every node is 127.0.0.1 with its own ports; no root, no network faults", false, false, true, true, true,
        [] { return std::optional<std::string>(); },
        [](const std::string&, RunState& state, const OptionValues&) -> std::unique_ptr<Runtime> {
          return std::make_unique<LocalRuntime>(state);
        }},
       {"netns", "one network namespace per node on a private bridge; network faults by iptables (root)", true, false,
-       true, true,
+       true, true, true,
        []() -> std::optional<std::string> {
          if (auto why = needs_root("netns", "it creates network namespaces")) return why;
          if (!os::find_executable("ip")) return "the netns runtime needs `ip`: " + os::install_hint("iproute2");
@@ -255,7 +255,7 @@ const std::vector<RuntimeInfo>& runtime_registry() {
       {"ssh",
        "one real host per node from --nodes-file, driven over OpenSSH (Jepsen's model); network faults by "
        "iptables in the run's own chain on each host",
-       true, false, false, false,
+       true, false, false, false, false,
        []() -> std::optional<std::string> {
          if (!os::find_executable("ssh")) return "the ssh runtime needs `ssh`: " + os::install_hint("openssh-client");
          return std::nullopt;

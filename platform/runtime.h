@@ -175,6 +175,8 @@ struct RuntimeInfo {
   bool freezes_nodes;       // can freeze a whole node (the freeze faults need it)
   bool shifts_clocks;       // the clock library reaches its nodes (the clock faults need it)
   bool runs_adapters;       // its nodes have the lock libraries' interpreters (--client needs it)
+  bool shares_files;        // nodes see the controller's files (a backend whose setup writes
+                            // into what its servers made needs it: BackendInfo::needs_shared_files)
   // Why this kind cannot run on this machine now (needs root, a missing tool, no daemon),
   // or nullopt. Quick: looks at privileges and $PATH, at most pings a local socket (≤ 2 s).
   std::function<std::optional<std::string>()> unavailable;

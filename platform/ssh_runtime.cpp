@@ -208,20 +208,9 @@ class SshRuntime final : public NodeTableRuntime {
 void SshRuntime::assign_hosts(const std::vector<std::string>& names) {
   std::vector<std::string> servers, clients;
   for (const auto& n : names) (is_server_node(n) ? servers : clients).push_back(n);
+  if (auto why = hosts_shortfall(hosts_, servers, clients)) throw HarnessError(*why);
   auto server_hosts = hosts_.with_role("server");
   auto client_hosts = hosts_.with_role("client");
-  auto too_few = [&](const char* role, std::size_t have, const std::vector<std::string>& need, const char* what) {
-    std::string list;
-    for (const auto& n : need) list += (list.empty() ? "" : ", ") + n;
-    throw HarnessError(hosts_.path.string() + " lists " + std::to_string(have) + " host(s) of role \"" + role +
-                       "\", and this run needs " + std::to_string(need.size()) + " (" + what + ": " + list +
-                       "): add hosts of that role" +
-                       (std::string(role) == "client" ? " or lower --concurrency" : ""));
-  };
-  if (server_hosts.size() < servers.size()) too_few("server", server_hosts.size(), servers, "the backend's servers");
-  if (client_hosts.size() < clients.size()) {
-    too_few("client", client_hosts.size(), clients, "the resource service and the clients");
-  }
   auto add = [&](const std::string& name, const SshHost& host) {
     auto r = std::make_unique<Remote>();
     r->conn = std::make_unique<SshHostConnection>(host, control_ / name);

@@ -13,6 +13,9 @@ const BackendInfo::Binary& postgres_server_binary() {
 
 BackendInfo postgres_backend_info() {
   BackendInfo info;
+  // configure() appends to postgresql.conf in the data directory initdb made, and the
+  // server's user follows the controller's: both assume the node sees the controller's files.
+  info.needs_shared_files = "its setup edits the data directory initdb made on the node from the controller";
   info.name = "postgres";
   info.description =
       "one PostgreSQL server; a lease-table row with a fencing token (lock=lease) or session "

@@ -6,12 +6,13 @@
 
 #include "adapters/registry.h"
 #include "backends/registry.h"
-#include "platform/nodes_file.h"
-#include "platform/runtime.h"
+#include "harness/run/topology.h"
 #include "nemesis/clock/node_clocks.h"
 #include "nemesis/nemesis.h"
 #include "nemesis/targets.h"
 #include "platform/errors.h"
+#include "platform/nodes_file.h"
+#include "platform/runtime.h"
 #include "workloads/workload.h"
 
 namespace fencecheck {
@@ -149,6 +150,11 @@ std::optional<std::string> RunConfig::problem(const OptionSchema& schema) const 
   if (const RuntimeInfo* rt = find_runtime(runtime)) {
     if (auto why = rt->unavailable()) return *why;
   }
+  if (const RuntimeInfo* rt = find_runtime(runtime); rt != nullptr && !rt->shares_files) {
+    if (const BackendInfo* b = find_backend(backend); !b->needs_shared_files.empty()) {
+      return "backend " + backend + " cannot run under --runtime " + runtime + " yet: " + b->needs_shared_files;
+    }
+  }
   const std::string nodes_file = opts.has("nodes-file") ? opts.text("nodes-file") : "";
   if (runtime == "ssh" && nodes_file.empty()) {
     return "--runtime ssh needs --nodes-file FILE: the hosts, one JSON object per line (docs/runtimes.md)";
@@ -156,7 +162,10 @@ std::optional<std::string> RunConfig::problem(const OptionSchema& schema) const 
   if (!nodes_file.empty()) {
     if (runtime != "ssh") return "--nodes-file is read by --runtime ssh only, not by --runtime " + runtime;
     try {
-      read_nodes_file(nodes_file);
+      std::vector<std::string> others = client_nodes(static_cast<int>(opts.integer("concurrency")));
+      others.insert(others.begin(), ResourceNode::kNode);
+      const auto servers = find_backend(backend)->make_server(backend_options)->nodes();
+      if (auto why = hosts_shortfall(read_nodes_file(nodes_file), servers, others)) return why;
     } catch (const InputError& e) {
       return e.what();
     }

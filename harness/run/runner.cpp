@@ -189,14 +189,19 @@ void Runner::start_nodes() {
   runtime_->share(control_dir_, true);
   runtime_->share(exe_, false);
   if (find_adapter(c_.opts.text("client")) != nullptr) runtime_->share(adapters_dir(), false);  // lib/ too
-  if (auto library = NodeClocks::find_library(exe_)) runtime_->share(*library, false);
+  if (find_runtime(c_.runtime)->shifts_clocks) {
+    if (auto library = NodeClocks::find_library(exe_)) runtime_->share(*library, false);
+  }
   std::vector<std::string> nodes = server_->nodes();
   nodes.push_back(ResourceNode::kNode);
   nodes.insert(nodes.end(), clients_.begin(), clients_.end());
   runtime_->create(nodes);
   // Every process of a server or client node reads its wall clock through the offset
   // library, so that clock faults can shift it; the resource node keeps the host's.
-  if (auto library = NodeClocks::find_library(exe_)) {
+  // A runtime the library cannot reach (ssh: the offset files stay on the controller) gets
+  // none: clock faults are refused there before the run.
+  const auto library = find_runtime(c_.runtime)->shifts_clocks ? NodeClocks::find_library(exe_) : std::nullopt;
+  if (library) {
     std::vector<std::string> shifted = server_->nodes();
     shifted.insert(shifted.end(), clients_.begin(), clients_.end());
     node_clocks_ = std::make_unique<NodeClocks>(*library, control_dir_ / "clock", shifted);

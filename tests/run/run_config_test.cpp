@@ -127,7 +127,7 @@ TEST(RunConfigProblem, EveryBadOptionIsNamed) {
       {"none among faults", [](RunConfig& c) { c.nemesis = {"none", "pause-holder"}; }, "unknown fault \"none\""},
       {"resource", [](RunConfig& c) { c.resource = "half"; }, "--resource must be fenced or unfenced, not \"half\""},
       {"runtime", [](RunConfig& c) { c.runtime = "kubernetes"; },
-       "--runtime must be one of docker, local, netns, not \"kubernetes\""},
+       "--runtime must be one of docker, local, netns, ssh, not \"kubernetes\""},
       {"freeze off docker", [](RunConfig& c) { c.runtime = "local"; c.nemesis = {"freeze-server"}; },
        "fault \"freeze-server\" freezes a whole node, which the local runtime cannot: use --runtime docker"},
       {"concurrency 0", [](RunConfig& c) { c.opts.set("concurrency", 0); },

@@ -2,6 +2,8 @@
 #include <unistd.h>
 
 #include <set>
+#include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -143,7 +145,7 @@ TEST(MakeRuntimeTest, NetnsWithoutRootSaysWhatToDo) {
 // The runtime registry is the one declaration of each kind: make_runtime and the run's
 // validation follow from it.
 TEST(RuntimeRegistry, EachKindIsDeclaredOnceAndMadeFromItsEntry) {
-  EXPECT_EQ(runtime_names(), "docker, local, netns");
+  EXPECT_EQ(runtime_names(), "docker, local, netns, ssh");
   ASSERT_NE(find_runtime("local"), nullptr);
   EXPECT_FALSE(find_runtime("local")->cuts_network);
   EXPECT_FALSE(find_runtime("local")->freezes_nodes);
@@ -153,9 +155,14 @@ TEST(RuntimeRegistry, EachKindIsDeclaredOnceAndMadeFromItsEntry) {
   ASSERT_NE(find_runtime("docker"), nullptr);
   EXPECT_TRUE(find_runtime("docker")->cuts_network);
   EXPECT_TRUE(find_runtime("docker")->freezes_nodes);
-  // Its one option reaches the run's schema from the entry.
-  ASSERT_EQ(runtime_option_specs().size(), 1u);
-  EXPECT_EQ(runtime_option_specs()[0].name, "docker-image");
+  ASSERT_NE(find_runtime("ssh"), nullptr);
+  EXPECT_TRUE(find_runtime("ssh")->cuts_network);
+  EXPECT_FALSE(find_runtime("ssh")->shares_files);
+  EXPECT_FALSE(find_runtime("ssh")->shifts_clocks);
+  // Their options reach the run's schema from the entries.
+  std::vector<std::string> options;
+  for (const auto& spec : runtime_option_specs()) options.push_back(spec.name);
+  EXPECT_EQ(options, (std::vector<std::string>{"docker-image", "nodes-file"}));
   EXPECT_EQ(find_runtime("kubernetes"), nullptr);
   for (const RuntimeInfo& r : runtime_registry()) {
     EXPECT_FALSE(r.description.empty()) << r.name;
