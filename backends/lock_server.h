@@ -19,6 +19,7 @@
 
 #include <filesystem>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,10 @@ class LockServer {
   virtual const std::vector<std::string>& nodes() const = 0;
   // What every LockClient of this backend needs to reach the servers (after setup()).
   virtual nlohmann::json client_config() const = 0;
+  // The same for servers of this backend and options that someone else runs at `servers`
+  // (--runtime external), in node order; needs no setup(). Throws std::invalid_argument
+  // for a number of servers the backend cannot use, or a backend that cannot do this.
+  virtual nlohmann::json client_config_at(const std::vector<HostPort>& servers) const;
 
   // Starts the node again (no-op when it runs already) and waits until it answers; throws
   // HarnessError when it does not within the backend's readiness timeout. For setup and
@@ -65,5 +70,9 @@ class LockServer {
   // Stops every server. Idempotent; never throws.
   virtual void teardown() noexcept = 0;
 };
+
+inline nlohmann::json LockServer::client_config_at(const std::vector<HostPort>&) const {
+  throw std::invalid_argument("this backend cannot be tested against servers it does not start yet");
+}
 
 }  // namespace fencecheck

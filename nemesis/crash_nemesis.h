@@ -19,7 +19,8 @@
 // "not_applied". Self-timed.
 //
 // Threads (nemesis.h): start/replay/tick/heal come from the family's one thread, so the
-// family's state needs no lock; describe_active reads a FaultStatus and never waits for a
+// family's state needs no lock (a kill's targets are killed on threads of their own, all
+// joined before kill returns); describe_active reads a FaultStatus and never waits for a
 // restart in progress. A restart blocks that thread (and only it) for up to the backend's
 // readiness timeout, and gives up as soon as NemesisContext::ending says the run ends.
 #pragma once

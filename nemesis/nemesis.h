@@ -51,7 +51,8 @@ class Net {
 
 // The processes of one role's nodes: the backend's servers, or the client workers. The
 // bool results say whether there was anything to act on: false when nothing runs on the
-// node (it is down), and then nothing was done.
+// node (it is down), and then nothing was done. Actions on different nodes may come from
+// different threads at once (a kill's targets die together).
 class NodeProcesses {
  public:
   virtual ~NodeProcesses() = default;
@@ -179,6 +180,10 @@ struct FaultInfo {
   // Works inside the client's lock library: needs an adapter that can pause itself
   // (AdapterInfo::pauses_after_send).
   bool pauses_inside_client = false;
+  // Acts on clients and their own links only, never on a server: it runs against servers
+  // the run does not manage (RuntimeInfo::manages_servers). A clock fault with
+  // targets_clients is client-side when --nemesis-targets clients aims it there.
+  bool client_side = false;
 };
 
 const std::vector<FaultInfo>& fault_registry();

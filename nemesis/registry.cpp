@@ -45,23 +45,24 @@ std::vector<OptionSpec> declared_fault_options() {
 
 const std::vector<FaultInfo>& fault_registry() {
   // name, family, description, needs_net, needs_clocks, needs_leader, self_timed, factory,
-  // the options it reads (each declared once in declared_fault_options() above)
+  // the options it reads (each declared once in declared_fault_options() above),
+  // needs_freeze, targets_clients, pauses_inside_client, client_side
   static const std::vector<FaultInfo> registry = {
       {"pause-holder", "pause", "SIGSTOP the client whose acquire just completed, for --pause-ms (a GC pause)",
-       false, false, false, true, make_pause_nemesis, {"pause-ms"}},
+       false, false, false, true, make_pause_nemesis, {"pause-ms"}, false, false, false, true},
       {"pause-acquirer", "pause",
        "SIGSTOP a client whose acquire is in flight (sent, not yet answered) for --pause-ms",
-       false, false, false, true, make_pause_nemesis, {"pause-ms"}},
+       false, false, false, true, make_pause_nemesis, {"pause-ms"}, false, false, false, true},
       {"pause-after-send", "pause",
        "the next acquire's lock library stops its own thread for --pause-ms right after it sent the lock "
        "commands, before it reads a reply (a GC pause where a validity check guards; adapters that can)",
-       false, false, false, true, make_pause_nemesis, {"pause-ms"}, false, false, true},
+       false, false, false, true, make_pause_nemesis, {"pause-ms"}, false, false, true, true},
       {"pause-client", "pause", "SIGSTOP a random client for --pause-ms", false, false, false, true,
-       make_pause_nemesis, {"pause-ms"}},
+       make_pause_nemesis, {"pause-ms"}, false, false, false, true},
       {"pause-server", "pause", "SIGSTOP a random server for --pause-ms", false, false, false, true,
        make_pause_nemesis, {"pause-ms"}},
       {"freeze-client", "pause", "docker pause a random client's container for --pause-ms (docker runtime)",
-       false, false, false, true, make_pause_nemesis, {"pause-ms"}, true},
+       false, false, false, true, make_pause_nemesis, {"pause-ms"}, true, false, false, true},
       {"freeze-server", "pause", "docker pause a random server's container for --pause-ms (docker runtime)",
        false, false, false, true, make_pause_nemesis, {"pause-ms"}, true},
       {"partition-halves", "partition", "cut the servers and clients into two random halves",
@@ -76,7 +77,7 @@ const std::vector<FaultInfo>& fault_registry() {
        true, false, true, false, make_partition_nemesis},
       {"partition-holder", "partition",
        "cut the client whose acquire just completed off from every server (not the resource) for --pause-ms",
-       true, false, false, true, make_partition_nemesis, {"pause-ms"}},
+       true, false, false, true, make_partition_nemesis, {"pause-ms"}, false, false, false, true},
       {"clock-bump", "clock", "jump the wall clocks of random servers (or clients) by up to ±--clock-max-ms",
        false, true, false, false, make_clock_nemesis, {"clock-max-ms", "clock-min-ms", "nemesis-targets"}, false,
        true},
@@ -90,7 +91,7 @@ const std::vector<FaultInfo>& fault_registry() {
       {"restart-server", "crash", "stop a random server gracefully and start it again",
        false, false, false, true, make_crash_nemesis},
       {"kill-client", "crash", "SIGKILL a random client's worker; a new one starts after --restart-ms",
-       false, false, false, true, make_crash_nemesis, {"restart-ms"}},
+       false, false, false, true, make_crash_nemesis, {"restart-ms"}, false, false, false, true},
   };
   return registry;
 }

@@ -88,11 +88,20 @@ void NamespacedRuntime::run_in(std::string_view node_name, const std::function<v
 }
 
 void NamespacedRuntime::cut(const Grudge& grudge) {
-  std::map<std::string, std::vector<std::string>> drops;  // node -> sources to drop
+  std::map<std::string, Drops> drops;
   for (const auto& [name, sources] : grudge) {
-    node(name);
+    const Node& n = node(name);
     for (const auto& source : sources) {
-      if (source != name) drops[name].push_back(node(source).address);
+      if (source == name) continue;
+      const Node& s = node(source);
+      if (!outside(n)) {
+        drops[name].from.push_back(s.address);
+      } else if (!outside(s)) {
+        drops[source].to.push_back(n.address);  // a node outside drops nothing: its peer stops sending
+      } else {
+        throw HarnessError("cannot cut " + name + " from " + source +
+                           ": neither runs in the run's network (servers the run does not manage)");
+      }
     }
   }
   apply_rules(drops);
@@ -115,7 +124,7 @@ void NamespacedRuntime::forget_rules() {
 
 // Replaces the filter table of every node that has or had rules. The nodes are set in
 // parallel: on a loaded machine, one after another took over a second for eight nodes.
-void NamespacedRuntime::apply_rules(const std::map<std::string, std::vector<std::string>>& drops) {
+void NamespacedRuntime::apply_rules(const std::map<std::string, Drops>& drops) {
   std::lock_guard lock(rules_mu_);
   std::set<std::string> touch = nodes_with_rules_;
   for (const auto& [n, _] : drops) touch.insert(n);
@@ -126,7 +135,8 @@ void NamespacedRuntime::apply_rules(const std::map<std::string, std::vector<std:
     std::string table = "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n";
     auto it = drops.find(name);
     if (it != drops.end()) {
-      for (const auto& source : it->second) table += "-A INPUT -s " + source + "/32 -j DROP\n";
+      for (const auto& source : it->second.from) table += "-A INPUT -s " + source + "/32 -j DROP\n";
+      for (const auto& dest : it->second.to) table += "-A OUTPUT -d " + dest + "/32 -j DROP\n";
     }
     table += "COMMIT\n";
     setters.emplace_back([&tool, name, table, path = netns_path(node(name))] {

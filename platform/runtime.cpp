@@ -1,6 +1,9 @@
+#include <arpa/inet.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
+#include <stdexcept>
 #include <map>
 #include <mutex>
 #include <regex>
@@ -226,7 +229,7 @@ const std::vector<RuntimeInfo>& runtime_registry() {
       {"docker",
        "one container of --docker-image per node on a per-run internal network; network faults by iptables "
        "inside each container, freezes by docker pause (root, a dockerd)",
-       true, true, true, false, true,
+       true, true, true, false, true, true,
        []() -> std::optional<std::string> {
          if (auto why = needs_root("docker", "it enters the containers' namespaces")) return why;
          return docker_unavailable();
@@ -237,13 +240,13 @@ const std::vector<RuntimeInfo>& runtime_registry() {
        },
        {declare_option("docker-image", OptionReader::kRun, OptionType::kText, "fencecheck", "",
                        "the image every node of the docker runtime runs (docker/build.sh makes it)")}},
-      {"local", "every node is 127.0.0.1 with its own ports; no root, no network faults", false, false, true, true, true,
+      {"local", "every node is 127.0.0.1 with its own ports; no root, no network faults", false, false, true, true, true, true,
        [] { return std::optional<std::string>(); },
        [](const std::string&, RunState& state, const OptionValues&) -> std::unique_ptr<Runtime> {
          return std::make_unique<LocalRuntime>(state);
        }},
       {"netns", "one network namespace per node on a private bridge; network faults by iptables (root)", true, false,
-       true, true, true,
+       true, true, true, true,
        []() -> std::optional<std::string> {
          if (auto why = needs_root("netns", "it creates network namespaces")) return why;
          if (!os::find_executable("ip")) return "the netns runtime needs `ip`: " + os::install_hint("iproute2");
@@ -255,7 +258,7 @@ const std::vector<RuntimeInfo>& runtime_registry() {
       {"ssh",
        "one real host per node from --nodes-file, driven over OpenSSH (Jepsen's model); network faults by "
        "iptables in the run's own chain on each host",
-       true, false, false, false, false,
+       true, false, false, false, false, true,
        []() -> std::optional<std::string> {
          if (!os::find_executable("ssh")) return "the ssh runtime needs `ssh`: " + os::install_hint("openssh-client");
          return std::nullopt;
@@ -268,8 +271,65 @@ const std::vector<RuntimeInfo>& runtime_registry() {
        },
        {declare_option("nodes-file", OptionReader::kRun, OptionType::kText, "", "",
                        "the hosts of the ssh runtime: one JSON object per line (docs/runtimes.md)")}},
+      {"external",
+       "servers you already run (--endpoints); clients and the resource in namespaces as under netns, reaching "
+       "the servers through the controller; client-side faults only (root)",
+       true, false, true, true, true, false,
+       []() -> std::optional<std::string> {
+         if (auto why = needs_root("external", "its clients run in network namespaces")) return why;
+         if (!os::find_executable("ip")) return "the external runtime needs `ip`: " + os::install_hint("iproute2");
+         return std::nullopt;
+       },
+       [](const std::string& run_id, RunState& state, const OptionValues& opts) {
+         if (!opts.has("endpoints") || opts.text("endpoints").empty()) {
+           throw HarnessError("--runtime external needs --endpoints BACKEND=HOST:PORT[,HOST:PORT...]");
+         }
+         try {
+           return make_external_runtime(run_id, state, parse_endpoints(opts.text("endpoints")).servers);
+         } catch (const std::invalid_argument& e) {
+           throw HarnessError(std::string("--endpoints: ") + e.what());
+         }
+       },
+       {declare_option("endpoints", OptionReader::kRun, OptionType::kText, "", "",
+                       "the servers of the external runtime: BACKEND=HOST:PORT[,HOST:PORT...] (docs/runtimes.md)")}},
   };
   return registry;
+}
+
+ExternalEndpoints parse_endpoints(const std::string& text) {
+  ExternalEndpoints e;
+  const auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    throw std::invalid_argument("expected BACKEND=HOST:PORT[,HOST:PORT...], got \"" + text + "\"");
+  }
+  e.backend = text.substr(0, eq);
+  std::string rest = text.substr(eq + 1);
+  std::size_t at = 0;
+  while (at <= rest.size()) {
+    const auto comma = rest.find(',', at);
+    const std::string item = rest.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+    const auto colon = item.rfind(':');
+    in_addr ignored{};
+    if (colon == std::string::npos || ::inet_pton(AF_INET, item.substr(0, colon).c_str(), &ignored) != 1) {
+      throw std::invalid_argument("\"" + item + "\" is not IPV4-ADDRESS:PORT");
+    }
+    const std::string port = item.substr(colon + 1);
+    char* end = nullptr;
+    const long p = std::strtol(port.c_str(), &end, 10);
+    if (port.empty() || *end != '\0' || p < 1 || p > 65535) {
+      throw std::invalid_argument("\"" + item + "\": the port must be 1..65535");
+    }
+    e.servers.push_back({item.substr(0, colon), static_cast<std::uint16_t>(p)});
+    if (comma == std::string::npos) break;
+    at = comma + 1;
+  }
+  return e;
+}
+
+std::vector<std::string> outside_server_nodes(std::size_t count) {
+  std::vector<std::string> names;
+  for (std::size_t i = 1; i <= count; ++i) names.push_back("n" + std::to_string(i));
+  return names;
 }
 
 const RuntimeInfo* find_runtime(std::string_view kind) { return find_by_name(runtime_registry(), kind); }

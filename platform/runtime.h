@@ -177,6 +177,8 @@ struct RuntimeInfo {
   bool runs_adapters;       // its nodes have the lock libraries' interpreters (--client needs it)
   bool shares_files;        // nodes see the controller's files (a backend whose setup writes
                             // into what its servers made needs it: BackendInfo::needs_shared_files)
+  bool manages_servers;     // starts the backend's servers (external: the user runs them, so
+                            // only a fault on the clients can run: FaultInfo::client_side)
   // Why this kind cannot run on this machine now (needs root, a missing tool, no daemon),
   // or nullopt. Quick: looks at privileges and $PATH, at most pings a local socket (≤ 2 s).
   std::function<std::optional<std::string>()> unavailable;
@@ -198,6 +200,17 @@ std::vector<OptionSpec> runtime_option_specs();
 // InputError for a bad file.
 std::unique_ptr<Runtime> make_ssh_runtime(const std::string& run_id, RunState& state,
                                           const std::filesystem::path& nodes_file);
+
+// --endpoints of the external runtime: "BACKEND=HOST:PORT[,HOST:PORT…]", each HOST an IPv4
+// address the controller reaches. Server node n<i+1> is servers[i].
+struct ExternalEndpoints {
+  std::string backend;
+  std::vector<HostPort> servers;
+};
+// Throws std::invalid_argument saying what in text is malformed.
+ExternalEndpoints parse_endpoints(const std::string& text);
+// The names of `count` servers outside the run: n1..n<count>.
+std::vector<std::string> outside_server_nodes(std::size_t count);
 
 std::unique_ptr<Runtime> make_runtime(std::string_view kind, const std::string& run_id, RunState& state,
                                       const OptionValues& opts = {});

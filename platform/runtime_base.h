@@ -72,7 +72,8 @@ class NamespacedRuntime : public NodeTableRuntime {
   // fn on a short-lived thread inside the node's network namespace.
   void run_in(std::string_view node, const std::function<void()>& fn) const override;
   bool supports_partitions() const override { return true; }
-  // Each node that drops packets gets an INPUT rule per source it drops, swapped in whole
+  // Each node that drops packets gets an INPUT rule per source it drops (and, facing a
+  // node outside the run's network, an OUTPUT rule per destination), swapped in whole
   // with iptables-restore run inside its namespace (nsenter): no moment with half a cut.
   // Nodes are set in parallel: about one node's change, ~20 ms. Throws HarnessError naming
   // the node whose rules failed (then every node touched is rewritten next time).
@@ -84,18 +85,28 @@ class NamespacedRuntime : public NodeTableRuntime {
   virtual std::string netns_path(const Node& n) const = 0;
   // Forgets which nodes have rules (after their namespaces are gone).
   void forget_rules();
+  // A node with no namespace of the run (a server the external runtime relays to): it
+  // cannot drop packets itself, so a cut from it drops them on the other side, both ways.
+  virtual bool outside(const Node&) const { return false; }
   // The first three octets of the run's private /24, "10.x.y.", derived from run_id (six
   // hex digits; HarnessError otherwise). Runs live in separate namespaces, so two on one
   // subnet could not collide; deriving it keeps their logs distinct.
   static std::string run_subnet(const std::string& run_id);
 
  private:
-  void apply_rules(const std::map<std::string, std::vector<std::string>>& drops);
+  struct Drops {
+    std::vector<std::string> from;  // sources whose packets the node drops (INPUT)
+    std::vector<std::string> to;    // destinations it sends nothing to (OUTPUT)
+  };
+  void apply_rules(const std::map<std::string, Drops>& drops);
   std::mutex rules_mu_;
   std::set<std::string> nodes_with_rules_;
 };
 
 std::unique_ptr<Runtime> make_netns_runtime(const std::string& run_id, RunState& state);
+// netns with the server nodes outside, relayed to `servers` (node n<i+1> to servers[i]).
+std::unique_ptr<Runtime> make_external_runtime(const std::string& run_id, RunState& state,
+                                               const std::vector<HostPort>& servers);
 // Why no dockerd can be used (DOCKER_HOST not unix://, nothing answers), or nullopt.
 std::optional<std::string> docker_unavailable();
 std::unique_ptr<Runtime> make_docker_runtime(const std::string& run_id, RunState& state, const std::string& image,

@@ -172,6 +172,7 @@ class SshRuntime final : public NodeTableRuntime {
     std::string root;  // kRemoteBase/<run>/<node>
     std::mutex mu;     // sent, spawn order
     std::map<std::string, std::pair<std::uintmax_t, fs::file_time_type>> sent;
+    std::set<std::string> made;  // directories made on the host (a restart makes none again)
   };
 
   void assign_hosts(const std::vector<std::string>& names);
@@ -258,21 +259,26 @@ std::string SshRuntime::translate(const Remote& r, const std::string& text, std:
 void SshRuntime::upload(Remote& r, const fs::path& local) {
   const Share* share = share_of(local);
   if (share == nullptr) return;
+  auto make_dir = [&](const fs::path& dir) {
+    const std::string remote_dir = translate(r, dir.string(), nullptr);
+    if (r.made.contains(remote_dir)) return;
+    r.conn->check("mkdir -p " + shell_quote(remote_dir), "creating a directory");
+    r.made.insert(remote_dir);
+  };
   std::error_code ec;
   if (fs::is_regular_file(local, ec)) {
     upload_file(r, local, *share);
   } else if (fs::is_directory(local, ec)) {
-    r.conn->check("mkdir -p " + shell_quote(translate(r, local.string(), nullptr)), "creating a directory");
+    make_dir(local);
     for (const auto& entry : fs::recursive_directory_iterator(local, ec)) {
       if (entry.is_directory()) {
-        r.conn->check("mkdir -p " + shell_quote(translate(r, entry.path().string(), nullptr)), "creating a directory");
+        make_dir(entry.path());
       } else if (entry.is_regular_file()) {
         upload_file(r, entry.path(), *share);
       }
     }
   } else {
-    r.conn->check("mkdir -p " + shell_quote(translate(r, local.parent_path().string(), nullptr)),
-                  "creating a directory");
+    make_dir(local.parent_path());
   }
 }
 

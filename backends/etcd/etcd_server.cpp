@@ -124,11 +124,15 @@ std::optional<std::string> EtcdServer::leader() {
 }
 
 nlohmann::json EtcdServer::client_config() const {
+  std::vector<HostPort> members;
+  for (const auto& node : nodes()) members.push_back({node_of(node).member.address, node_of(node).member.client_port});
+  return client_config_at(members);
+}
+
+nlohmann::json EtcdServer::client_config_at(const std::vector<HostPort>& servers) const {
+  if (servers.empty()) throw std::invalid_argument("backend etcd needs at least one server");
   EtcdClientConfig c;
-  for (const auto& node : nodes()) {
-    const EtcdMember& m = node_of(node).member;
-    c.endpoints.push_back(m.address + ":" + std::to_string(m.client_port));
-  }
+  for (const HostPort& s : servers) c.endpoints.push_back(s.address + ":" + std::to_string(s.port));
   c.lock = lock_;
   c.lease_ttl = std::chrono::seconds(lease_ttl_s_);
   return c.to_json();

@@ -54,6 +54,7 @@ class EtcdServer : public DaemonServer {
 
   // {"endpoints": ["a:p", …], "lock": …, "lease_ttl_s": …} (EtcdClientConfig).
   nlohmann::json client_config() const override;
+  nlohmann::json client_config_at(const std::vector<HostPort>& servers) const override;
   void start(const std::string& node) override { start_in_quorum(node); }
   std::optional<std::string> leader() override;
 

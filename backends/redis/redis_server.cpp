@@ -88,9 +88,16 @@ bool RedisServer::ready(Runtime& runtime, const std::string& node) {
 
 nlohmann::json RedisServer::client_config() const {
   const Endpoint& e = endpoint(nodes().front());
+  return client_config_at({{e.address, e.port}});
+}
+
+nlohmann::json RedisServer::client_config_at(const std::vector<HostPort>& servers) const {
+  if (servers.size() != 1) {
+    throw std::invalid_argument("backend redis takes one server, not " + std::to_string(servers.size()));
+  }
   RedisClientConfig c;
-  c.host = e.address;
-  c.port = e.port;
+  c.host = servers[0].address;
+  c.port = servers[0].port;
   return c.to_json();
 }
 

@@ -41,6 +41,7 @@ class RedisServer : public DaemonServer {
 
   // For one server: {"host", "port"} (RedisClientConfig).
   nlohmann::json client_config() const override;
+  nlohmann::json client_config_at(const std::vector<HostPort>& servers) const override;
 
  protected:
   void configure(Runtime& runtime, const std::string& node,

@@ -33,12 +33,20 @@ RedlockServer::RedlockServer(RedisServerOptions redis, std::size_t n, RedlockCli
     : RedisServer(redis, master_nodes(n)), client_(std::move(client)) {}
 
 nlohmann::json RedlockServer::client_config() const {
+  std::vector<HostPort> masters;
+  for (const std::string& node : nodes()) masters.push_back({endpoint(node).address, endpoint(node).port});
+  return client_config_at(masters);
+}
+
+nlohmann::json RedlockServer::client_config_at(const std::vector<HostPort>& servers) const {
+  if (servers.size() != nodes().size()) {
+    throw std::invalid_argument("backend redlock with n=" + std::to_string(nodes().size()) + " takes " +
+                                std::to_string(nodes().size()) + " masters, not " + std::to_string(servers.size()) +
+                                " (--backend-opt n=3 or 5)");
+  }
   RedlockClientConfig c = client_;
   c.instances.clear();
-  for (const std::string& node : nodes()) {
-    const Endpoint& e = endpoint(node);
-    c.instances.push_back({e.address, e.port});
-  }
+  for (const HostPort& s : servers) c.instances.push_back({s.address, s.port});
   return c.to_json();
 }
 

@@ -22,6 +22,7 @@ class RedlockServer : public RedisServer {
 
   // RedlockClientConfig JSON: every master's endpoint, in node order, and the options.
   nlohmann::json client_config() const override;
+  nlohmann::json client_config_at(const std::vector<HostPort>& servers) const override;
 
  private:
   RedlockClientConfig client_;

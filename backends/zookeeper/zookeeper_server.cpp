@@ -168,11 +168,15 @@ std::optional<std::string> ZooKeeperServer::leader() {
 }
 
 nlohmann::json ZooKeeperServer::client_config() const {
+  std::vector<HostPort> members;
+  for (const auto& node : nodes()) members.push_back({member(node).peer.address, member(node).peer.client_port});
+  return client_config_at(members);
+}
+
+nlohmann::json ZooKeeperServer::client_config_at(const std::vector<HostPort>& servers) const {
+  if (servers.empty()) throw std::invalid_argument("backend zookeeper needs at least one server");
   ZooKeeperClientConfig c;
-  for (const auto& node : nodes()) {
-    const ZooKeeperPeer& p = member(node).peer;
-    c.hosts += (c.hosts.empty() ? "" : ",") + p.address + ":" + std::to_string(p.client_port);
-  }
+  for (const HostPort& s : servers) c.hosts += (c.hosts.empty() ? "" : ",") + s.address + ":" + std::to_string(s.port);
   c.session_timeout = options_.session_timeout;
   return c.to_json();
 }

@@ -68,6 +68,7 @@ class ZooKeeperServer : public DaemonServer {
 
   // {"hosts": "a:p,b:p,c:p", "session_timeout_ms": T} (ZooKeeperClientConfig).
   nlohmann::json client_config() const override;
+  nlohmann::json client_config_at(const std::vector<HostPort>& servers) const override;
   void start(const std::string& node) override;
   std::optional<std::string> leader() override;
 

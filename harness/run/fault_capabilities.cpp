@@ -9,8 +9,15 @@
 
 namespace fencecheck {
 
+std::mutex& ServerProcesses::lock_of(const std::string& node) {
+  std::lock_guard lock(locks_mu_);
+  auto& m = act_[node];
+  if (!m) m = std::make_unique<std::mutex>();
+  return *m;
+}
+
 bool ServerProcesses::pause(const std::string& node) {
-  std::lock_guard lock(act_mu_);
+  std::lock_guard lock(lock_of(node));
   if (!server_.running(node)) return false;
   server_.pause(node);
   return true;
@@ -21,21 +28,21 @@ bool ServerProcesses::pause(const std::string& node) {
 void ServerProcesses::resume(const std::string& node) { server_.resume(node); }
 
 bool ServerProcesses::kill(const std::string& node) {
-  std::lock_guard lock(act_mu_);
+  std::lock_guard lock(lock_of(node));
   if (!server_.running(node)) return false;
   server_.kill(node);
   return true;
 }
 
 bool ServerProcesses::stop(const std::string& node) {
-  std::lock_guard lock(act_mu_);
+  std::lock_guard lock(lock_of(node));
   if (!server_.running(node)) return false;
   server_.stop(node);
   return true;
 }
 
 void ServerProcesses::launch(const std::string& node) {
-  std::lock_guard lock(act_mu_);
+  std::lock_guard lock(lock_of(node));
   server_.launch(node);
 }
 

@@ -3,6 +3,8 @@
 // WorkerPool itself. Each object is thread-safe as far as what it wraps is.
 #pragma once
 
+#include <map>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <string>
@@ -27,10 +29,11 @@ class RuntimeNet final : public Net {
   Runtime& runtime_;
 };
 
-// The servers' processes. Actions on them (pause, kill, stop, launch) are serialized by
-// one lock, so that a pause family and a crash family acting on the same node at once
-// never pause a node that is being killed and report it paused; the lock is held only for
-// those bounded actions, never while waiting for a server to be ready.
+// The servers' processes. Actions on one node (pause, kill, stop, launch) are serialized
+// by that node's lock, so that a pause family and a crash family acting on the same node
+// at once never pause a node that is being killed and report it paused; actions on
+// different nodes run at once (a majority killed together). A lock is held only for those
+// bounded actions, never while waiting for a server to be ready.
 class ServerProcesses final : public NodeProcesses {
  public:
   ServerProcesses(LockServer& server, Runtime& runtime) : server_(server), runtime_(runtime) {}
@@ -48,9 +51,11 @@ class ServerProcesses final : public NodeProcesses {
   void thaw(const std::string& node) override { runtime_.thaw(node); }
 
  private:
+  std::mutex& lock_of(const std::string& node);
   LockServer& server_;
   Runtime& runtime_;
-  std::mutex act_mu_;
+  std::mutex locks_mu_;                                     // guards the map only
+  std::map<std::string, std::unique_ptr<std::mutex>> act_;  // one per node, never removed
 };
 
 // No node's clock can be shifted: the clock-offset library was not found beside the

@@ -38,6 +38,45 @@ bool a_fault_reads(const std::vector<std::string>& faults, const std::string& na
 
 }  // namespace
 
+std::optional<std::string> runtime_fault_problem(const FaultInfo& info, const RuntimeInfo& rt, bool aims_at_clients) {
+  if (info.needs_freeze && !rt.freezes_nodes) {
+    return "freezes a whole node, which the " + rt.name + " runtime cannot: use --runtime docker";
+  }
+  if (info.needs_net && !rt.cuts_network) {
+    return "cuts the network, which the " + rt.name + " runtime cannot: use one that can (" +
+           network_cutting_runtimes() + ")";
+  }
+  if (info.needs_clocks && !rt.shifts_clocks) {
+    return "shifts clocks through the clock library, which the " + rt.name +
+           " runtime does not reach yet: use --runtime netns";
+  }
+  if (!rt.manages_servers && !info.client_side && !(info.targets_clients && aims_at_clients)) {
+    return "acts on the servers, which the " + rt.name + " runtime does not run (it drives the clients only)";
+  }
+  return std::nullopt;
+}
+
+std::map<std::string, std::string> faults_unavailable_under(const RuntimeInfo& rt, bool aims_at_clients) {
+  std::map<std::string, std::string> out;
+  for (const FaultInfo& f : fault_registry()) {
+    if (auto why = runtime_fault_problem(f, rt, aims_at_clients)) out[f.name] = *why;
+  }
+  return out;
+}
+
+std::string faults_available_under(const RuntimeInfo& rt) {
+  std::string can, with_targets;
+  for (const FaultInfo& f : fault_registry()) {
+    if (!runtime_fault_problem(f, rt, false)) {
+      can += (can.empty() ? "" : ", ") + f.name;
+    } else if (!runtime_fault_problem(f, rt, true)) {
+      with_targets += (with_targets.empty() ? "" : ", ") + f.name;
+    }
+  }
+  if (!with_targets.empty()) can += "; with --nemesis-targets clients: " + with_targets;
+  return can;
+}
+
 void RunConfig::resolve(const OptionSchema& schema) {
   if (nemesis.size() == 1 && nemesis[0] == "none") nemesis.clear();
   if (runtime.empty()) runtime = default_runtime_kind();
@@ -75,12 +114,11 @@ std::optional<std::string> RunConfig::input_problem(const OptionSchema& schema) 
   for (const auto& f : nemesis) {
     const FaultInfo* info = find_fault(f);
     if (info == nullptr) return "unknown fault \"" + f + "\"; valid faults: " + fault_names() + " (or none)";
-    if (info->needs_freeze && rt != nullptr && !rt->freezes_nodes) {
-      return "fault \"" + f + "\" freezes a whole node, which the " + runtime + " runtime cannot: use --runtime docker";
-    }
-    if (info->needs_net && rt != nullptr && !rt->cuts_network) {
-      return "fault \"" + f + "\" cuts the network, which the " + runtime + " runtime cannot: use one that can (" +
-             network_cutting_runtimes() + ")";
+    const bool aims_at_clients = opts.has("nemesis-targets") && opts.text("nemesis-targets") == kClientTargets;
+    if (auto why = rt == nullptr ? std::nullopt : runtime_fault_problem(*info, *rt, aims_at_clients)) {
+      std::string message = "fault \"" + f + "\" " + *why;
+      if (!rt->manages_servers) message += "; available here: " + faults_available_under(*rt);
+      return message;
     }
     if (opts.has("nemesis-targets") && opts.text("nemesis-targets") == kClientTargets && !info->targets_clients &&
         std::find(info->options.begin(), info->options.end(), "nemesis-targets") != info->options.end()) {
@@ -97,14 +135,9 @@ std::optional<std::string> RunConfig::input_problem(const OptionSchema& schema) 
                (opts.has("client") ? opts.text("client") : std::string(kNativeClient)) + " cannot: use --client " + can;
       }
     }
-    const bool aims_at_clients = opts.has("nemesis-targets") && opts.text("nemesis-targets") == kClientTargets;
     if (info->needs_clocks && !b->clock_unreachable.empty() && !aims_at_clients) {
       return "fault \"" + f + "\" cannot shift the clocks of backend " + backend + "'s servers: " +
              b->clock_unreachable + " (--nemesis-targets clients shifts the clients' clocks instead)";
-    }
-    if (info->needs_clocks && rt != nullptr && !rt->shifts_clocks) {
-      return "fault \"" + f + "\" shifts clocks through the clock library, which the " + runtime +
-             " runtime does not reach yet: use --runtime netns";
     }
     if (info->needs_leader && !b->has_leader) {
       return "fault \"" + f + "\" cuts off the leader, but backend " + backend + " has none";
@@ -122,6 +155,23 @@ std::optional<std::string> RunConfig::input_problem(const OptionSchema& schema) 
       return "--client " + opts.text("client") + " runs under --runtime netns or local: the " + runtime +
              " runtime's nodes have no adapter interpreters (Node, Java, Python) or adapter files";
     }
+  }
+  const std::string endpoints = opts.has("endpoints") ? opts.text("endpoints") : "";
+  if (rt != nullptr && !rt->manages_servers) {
+    if (endpoints.empty()) {
+      return "--runtime " + runtime + " needs --endpoints " + backend + "=HOST:PORT[,HOST:PORT...]: the servers you run";
+    }
+    try {
+      ExternalEndpoints e = parse_endpoints(endpoints);
+      if (e.backend != backend) {
+        return "--endpoints names backend \"" + e.backend + "\", but the run tests --backend " + backend;
+      }
+      find_backend(backend)->make_server(backend_options)->client_config_at(e.servers);
+    } catch (const std::invalid_argument& e) {
+      return std::string("--endpoints: ") + e.what();
+    }
+  } else if (!endpoints.empty()) {
+    return "--endpoints is read by --runtime external only, not by --runtime " + runtime;
   }
   // The rules between options, each written once here.
   const double time_limit_s = opts.number("time-limit");
@@ -170,7 +220,10 @@ std::optional<std::string> RunConfig::problem(const OptionSchema& schema) const 
       return e.what();
     }
   }
-  if (auto missing = missing_binary_message(*find_backend(backend))) return *missing;
+  if (const RuntimeInfo* rt = find_runtime(runtime); rt == nullptr || rt->manages_servers) {
+    // the user's own servers (--runtime external) need nothing installed here
+    if (auto missing = missing_binary_message(*find_backend(backend))) return *missing;
+  }
   if (const AdapterInfo* a = opts.has("client") ? find_adapter(opts.text("client")) : nullptr) {
     if (auto p = adapter_install_problem(*a)) return p;
   }

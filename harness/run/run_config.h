@@ -18,6 +18,9 @@
 
 namespace fencecheck {
 
+struct FaultInfo;
+struct RuntimeInfo;
+
 struct RunConfig {
   std::string backend = "redis";
   std::vector<std::string> backend_opts;  // "key=value" as typed (--backend-opt)
@@ -53,5 +56,14 @@ struct RunConfig {
   // After "fencecheck run".
   std::vector<std::string> repro_args(const OptionSchema& schema = run_option_schema()) const;
 };
+
+// What a runtime lets a fault do, declared once from the two registries' flags: why `info`
+// cannot run under rt (a node it cannot freeze, links it cannot cut, clocks it does not
+// reach, servers it does not run), or nullopt. aims_at_clients: --nemesis-targets clients.
+std::optional<std::string> runtime_fault_problem(const FaultInfo& info, const RuntimeInfo& rt, bool aims_at_clients);
+// Every registered fault rt cannot run, with why (config.json's "unavailable_faults").
+std::map<std::string, std::string> faults_unavailable_under(const RuntimeInfo& rt, bool aims_at_clients);
+// "pause-holder, …; with --nemesis-targets clients: clock-bump, …": what rt can run.
+std::string faults_available_under(const RuntimeInfo& rt);
 
 }  // namespace fencecheck

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "adapters/registry.h"
+#include "backends/external_server.h"
 #include "backends/registry.h"
 #include "checkers/registry.h"
 #include "harness/results.h"
@@ -26,6 +27,7 @@
 #include "harness/run/worker_pool.h"
 #include "nemesis/clock/node_clocks.h"
 #include "nemesis/schedule.h"
+#include "nemesis/targets.h"
 #include "platform/atomic_file.h"
 #include "platform/json_text.h"
 #include "platform/run_state.h"
@@ -113,6 +115,9 @@ int Runner::run() {
     // The server's nodes may depend on its options (redlock's n=3 or 5); making the
     // server object starts nothing.
     server_ = backend_->make_server(c_.backend_options);
+    if (!find_runtime(c_.runtime)->manages_servers) {
+      server_ = std::make_unique<ExternalServer>(std::move(server_), parse_endpoints(c_.opts.text("endpoints")).servers);
+    }
     if (!c_.replay.empty()) replay_lines_ = load_replay(c_, server_->nodes(), clients_, fault_options());
   } catch (const std::exception& e) {
     err_ << "fencecheck run: --replay: " << e.what() << "\n";
@@ -154,6 +159,9 @@ void Runner::set_up() {
   dir_ = create_run_dir(c_.store, c_.name);
   nlohmann::json config = c_.to_json();
   config["command"] = c_.repro_args();
+  const bool aims_at_clients = c_.opts.text("nemesis-targets") == kClientTargets;
+  const auto unavailable = faults_unavailable_under(*find_runtime(c_.runtime), aims_at_clients);
+  config["unavailable_faults"] = unavailable;
   write_file_atomically(dir_ / "config.json", dump_json(config, 2) + "\n");
   write_repro(dir_, exe_, c_.repro_args(), c_.store);
   // A run killed at any moment from here on can be found: latest points at it, and the
@@ -161,6 +169,11 @@ void Runner::set_up() {
   update_latest(c_.store, dir_);
   out_ << "fencecheck run: " << c_.name << " (seed " << *c_.seed << ", runtime " << c_.runtime
        << ") in " << dir_.string() << std::endl;
+  if (!find_runtime(c_.runtime)->manages_servers) {
+    std::string names;
+    for (const auto& [fault, _] : unavailable) names += (names.empty() ? "" : ", ") + fault;
+    out_ << "fencecheck run: unavailable under --runtime " << c_.runtime << ": " << names << std::endl;
+  }
   t0_ = HistoryRecorder::monotonic_ns();
   history_ = std::make_unique<HistoryRecorder>(dir_ / "history.jsonl", t0_);
   start_nodes();

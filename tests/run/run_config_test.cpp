@@ -127,7 +127,7 @@ TEST(RunConfigProblem, EveryBadOptionIsNamed) {
       {"none among faults", [](RunConfig& c) { c.nemesis = {"none", "pause-holder"}; }, "unknown fault \"none\""},
       {"resource", [](RunConfig& c) { c.resource = "half"; }, "--resource must be fenced or unfenced, not \"half\""},
       {"runtime", [](RunConfig& c) { c.runtime = "kubernetes"; },
-       "--runtime must be one of docker, local, netns, ssh, not \"kubernetes\""},
+       "--runtime must be one of docker, local, netns, ssh, external, not \"kubernetes\""},
       {"freeze off docker", [](RunConfig& c) { c.runtime = "local"; c.nemesis = {"freeze-server"}; },
        "fault \"freeze-server\" freezes a whole node, which the local runtime cannot: use --runtime docker"},
       {"concurrency 0", [](RunConfig& c) { c.opts.set("concurrency", 0); },
@@ -175,6 +175,37 @@ TEST(RunConfigProblem, EveryBadOptionIsNamed) {
        "--backend-opt: backend redis: unknown option \"bogus\""},
       {"max info", [](RunConfig& c) { c.opts.set("max-info", 0); }, "--max-info must be positive (got 0)"},
       {"stall", [](RunConfig& c) { c.opts.set("stall-ms", -1); }, "--stall-ms must be positive"},
+      {"external without endpoints", [](RunConfig& c) { c.runtime = "external"; },
+       "--runtime external needs --endpoints redis=HOST:PORT[,HOST:PORT...]"},
+      {"endpoints of another backend",
+       [](RunConfig& c) {
+         c.runtime = "external";
+         c.opts.set("endpoints", "etcd=127.0.0.1:2379");
+       },
+       "--endpoints names backend \"etcd\", but the run tests --backend redis"},
+      {"two redis endpoints",
+       [](RunConfig& c) {
+         c.runtime = "external";
+         c.opts.set("endpoints", "redis=127.0.0.1:6379,127.0.0.1:6380");
+       },
+       "--endpoints: backend redis takes one server, not 2"},
+      {"malformed endpoints",
+       [](RunConfig& c) {
+         c.runtime = "external";
+         c.opts.set("endpoints", "redis=db.example:6379");
+       },
+       "--endpoints: \"db.example:6379\" is not IPV4-ADDRESS:PORT"},
+      {"server fault under external",
+       [](RunConfig& c) {
+         c.runtime = "external";
+         c.opts.set("endpoints", "redis=127.0.0.1:6379");
+         c.nemesis = {"pause-holder", "kill-server"};
+       },
+       "fault \"kill-server\" acts on the servers, which the external runtime does not run (it drives the clients "
+       "only); available here: pause-holder, pause-acquirer, pause-after-send, pause-client, partition-holder, "
+       "kill-client; with --nemesis-targets clients: clock-bump, clock-strobe"},
+      {"endpoints under netns", [](RunConfig& c) { c.opts.set("endpoints", "redis=127.0.0.1:6379"); },
+       "--endpoints is read by --runtime external only"},
   };
   for (const auto& bad : cases) {
     RunConfig c = local_config();

@@ -145,7 +145,7 @@ TEST(MakeRuntimeTest, NetnsWithoutRootSaysWhatToDo) {
 // The runtime registry is the one declaration of each kind: make_runtime and the run's
 // validation follow from it.
 TEST(RuntimeRegistry, EachKindIsDeclaredOnceAndMadeFromItsEntry) {
-  EXPECT_EQ(runtime_names(), "docker, local, netns, ssh");
+  EXPECT_EQ(runtime_names(), "docker, local, netns, ssh, external");
   ASSERT_NE(find_runtime("local"), nullptr);
   EXPECT_FALSE(find_runtime("local")->cuts_network);
   EXPECT_FALSE(find_runtime("local")->freezes_nodes);
@@ -159,10 +159,14 @@ TEST(RuntimeRegistry, EachKindIsDeclaredOnceAndMadeFromItsEntry) {
   EXPECT_TRUE(find_runtime("ssh")->cuts_network);
   EXPECT_FALSE(find_runtime("ssh")->shares_files);
   EXPECT_FALSE(find_runtime("ssh")->shifts_clocks);
+  ASSERT_NE(find_runtime("external"), nullptr);
+  EXPECT_FALSE(find_runtime("external")->manages_servers);
+  EXPECT_TRUE(find_runtime("external")->cuts_network);
+  EXPECT_TRUE(find_runtime("netns")->manages_servers);
   // Their options reach the run's schema from the entries.
   std::vector<std::string> options;
   for (const auto& spec : runtime_option_specs()) options.push_back(spec.name);
-  EXPECT_EQ(options, (std::vector<std::string>{"docker-image", "nodes-file"}));
+  EXPECT_EQ(options, (std::vector<std::string>{"docker-image", "nodes-file", "endpoints"}));
   EXPECT_EQ(find_runtime("kubernetes"), nullptr);
   for (const RuntimeInfo& r : runtime_registry()) {
     EXPECT_FALSE(r.description.empty()) << r.name;
