@@ -207,14 +207,15 @@ void remove_remote_run(const SshHostConnection& host, const std::string& run_id)
   const std::string chain = remote_chain(run_id);
   // Processes are found by their working directory (each starts in the run's directory)
   // or their environment (redis-server overwrites its own with its title), so grandchildren
-  // that left the group and processes whose pid file was never written go too.
+  // that left the group and processes whose pid file was never written go too. One find
+  // and one grep over /proc: a fork per process took a second per host.
   const std::string script =
       "id=" + run_id + "\n"
-      "for e in /proc/[0-9]*/environ; do\n"
-      "  p=${e#/proc/}; p=${p%/environ}\n"
-      "  case $(readlink /proc/$p/cwd 2>/dev/null) in " + std::string(kRemoteBase) + "/$id/*) kill -s KILL $p; continue;; esac\n"
-      "  if tr '\\000' '\\n' < \"$e\" 2>/dev/null | grep -qx \"FENCECHECK_RUN=$id\"; then kill -s KILL $p 2>/dev/null; fi\n"
-      "done\n"
+      "pids=$( { find /proc -mindepth 2 -maxdepth 2 -name cwd -lname \"" + std::string(kRemoteBase) +
+      "/$id/*\" 2>/dev/null\n"
+      "  grep -l -a -z -x \"FENCECHECK_RUN=$id\" /proc/[0-9]*/environ 2>/dev/null; } |\n"
+      "  sed -n 's|^/proc/\\([0-9]*\\)/.*|\\1|p' | sort -u)\n"
+      "[ -z \"$pids\" ] || kill -s KILL $pids 2>/dev/null\n"
       "if command -v iptables >/dev/null; then\n"
       "  while iptables -w -D INPUT -j " + chain + " 2>/dev/null; do :; done\n"
       "  iptables -w -F " + chain + " 2>/dev/null; iptables -w -X " + chain + " 2>/dev/null\n"

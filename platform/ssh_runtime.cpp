@@ -62,6 +62,12 @@ class SshRuntime final : public NodeTableRuntime {
         r.conn->check("mkdir -p " + shell_quote(r.root + "/pids") + " && iptables -w -N " + chain +
                           " && iptables -w -I INPUT 1 -j " + chain,
                       "preparing node " + name + " (its run directory and iptables chain " + chain + ")");
+        // The programs every node may run (the fencecheck binary), sent to all hosts at
+        // once here rather than one host after another as each first starts a process.
+        for (const auto& share : shares_) {
+          std::error_code ec;
+          if (!share.writable && fs::is_regular_file(share.local, ec)) upload_file(r, share.local, share);
+        }
       });
     }
     run_in_parallel(jobs);

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <map>
 
 #include "report/html.h"
 
@@ -94,6 +95,17 @@ std::string format_duration(Nanos d) {
   return buf;
 }
 
+// The faults the run's runtime could not inject, grouped by why: what this run could not
+// have found.
+std::string unavailable_html(const std::map<std::string, std::string>& unavailable) {
+  if (unavailable.empty()) return "";
+  std::map<std::string, std::string> by_reason;
+  for (const auto& [fault, why] : unavailable) by_reason[why] += (by_reason[why].empty() ? "" : ", ") + fault;
+  std::string h = "<section class=\"unavailable\" id=\"unavailable\"><b>not available under this runtime</b><ul>";
+  for (const auto& [why, faults] : by_reason) h += "<li>" + esc(faults) + ": " + esc(why) + "</li>";
+  return h + "</ul></section>";
+}
+
 std::string header_html(const RunInfo& info, const Timeline& t) {
   std::string h = "<header><div class=\"title\"><h1>" + esc(info.name) + "</h1><div class=\"when\">" +
                   esc(display_time(info.timestamp)) + "</div></div>";
@@ -101,7 +113,8 @@ std::string header_html(const RunInfo& info, const Timeline& t) {
   h += "<section class=\"facts\">" + fact("backend", info.backend) + fact("workload", info.workload) +
        fact("resource", info.resource) + fact("faults", faults_text(info)) +
        fact("seed", info.seed ? std::to_string(*info.seed) : "") + fact("events", std::to_string(t.event_times.size())) +
-       fact("length", seconds_of(t.end_time)) + "</section>";
+       fact("length", seconds_of(t.end_time)) + fact("runtime", info.runtime) + "</section>";
+  h += unavailable_html(info.unavailable_faults);
   std::string repro;
   std::error_code ec;
   if (std::filesystem::exists(info.dir / "repro.sh", ec)) {

@@ -40,6 +40,15 @@ void read_config(RunInfo& info, const fs::path& file) {
   info.resource = text_field(c, "resource", f);
   info.faults = list_field(c, "nemesis", f);
   info.command = list_field(c, "command", f);
+  info.runtime = text_field(c, "runtime", f);
+  if (c.contains("unavailable_faults") && !c["unavailable_faults"].is_null()) {
+    const auto& u = c["unavailable_faults"];
+    if (!u.is_object()) throw InputError(f, 0, "unavailable_faults", "must be an object, found " + u.dump());
+    for (const auto& [fault, why] : u.items()) {
+      if (!why.is_string()) throw InputError(f, 0, "unavailable_faults." + fault, "must be a string, found " + why.dump());
+      info.unavailable_faults[fault] = why.get<std::string>();
+    }
+  }
   if (c.contains("seed") && !c["seed"].is_null()) {
     if (!c["seed"].is_number_unsigned()) throw InputError(f, 0, "seed", "must be a non-negative integer");
     info.seed = c["seed"].get<std::uint64_t>();

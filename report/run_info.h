@@ -9,6 +9,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -26,6 +27,9 @@ struct RunInfo {
   std::vector<std::string> faults;  // config "nemesis"; empty: none
   std::optional<std::uint64_t> seed;
   std::vector<std::string> command;  // config "command": the `fencecheck run` arguments
+  std::string runtime;               // config "runtime"
+  // config "unavailable_faults": each fault its runtime could not inject → why.
+  std::map<std::string, std::string> unavailable_faults;
   std::optional<nlohmann::json> results;  // results.json (an object), when there is one
   // "valid", "invalid", "unknown", or "unfinished" (no results.json).
   std::string verdict;

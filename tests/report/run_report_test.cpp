@@ -202,3 +202,34 @@ TEST(RunReport, BadInputIsAnInputErrorNamingFileLineAndField) {
 
 }  // namespace
 }  // namespace fencecheck::testing
+
+namespace fencecheck::testing {
+namespace {
+
+// A run under a runtime that could not inject every fault says which, and why, in its
+// header; a malformed list is an error naming the field.
+TEST(RunReport, NamesTheFaultsItsRuntimeCouldNotInject) {
+  HistoryBuilder h;
+  h.acquire(1, "l0", 0, 1, 1);
+  json config = test_config();
+  config["runtime"] = "external";
+  config["unavailable_faults"] = {{"kill-server", "acts on the servers, which the external runtime does not run"},
+                                  {"pause-server", "acts on the servers, which the external runtime does not run"}};
+  const std::string html = render_run_report(make_run(h, true, config));
+  EXPECT_NE(html.find("kill-server, pause-server: acts on the servers, which the external runtime does not run"),
+            std::string::npos);
+  EXPECT_NE(html.find("<span>runtime</span><b>external</b>"), std::string::npos);
+
+  HistoryBuilder bad;
+  bad.acquire(1, "l0", 0, 1, 1);
+  config["unavailable_faults"] = {{"kill-server", 3}};
+  try {
+    render_run_report(make_run(bad, false, config));
+    FAIL() << "a number as a reason was accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.field(), "unavailable_faults.kill-server");
+  }
+}
+
+}  // namespace
+}  // namespace fencecheck::testing
