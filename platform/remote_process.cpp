@@ -67,6 +67,16 @@ void RemoteProcess::resume() {
   paused_ = false;
 }
 
+bool RemoteProcess::group_maps(const std::string& remote_path) {
+  const int g = group();
+  if (g <= 1) return false;
+  SshResult r = host_.exec("for p in $(ps -e -o pid=,pgid= | awk -v g=" + std::to_string(g) +
+                           " '$2==g {print $1}'); do\n"
+                           "  grep -qF -- " + shell_quote(remote_path) + " /proc/$p/maps 2>/dev/null && exit 0\n"
+                           "done\nexit 1\n");
+  return r.exit == 0;
+}
+
 bool RemoteProcess::wait_local_exit(milliseconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   while (local_.alive()) {

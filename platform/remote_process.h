@@ -38,6 +38,9 @@ class RemoteProcess final : public Process {
   void crash() override;
   void stop(std::chrono::milliseconds grace) override;
   std::string log_tail(std::size_t lines) const override { return local_.log_tail(lines); }
+  // True when some member of the remote group has mapped remote_path (as the host names
+  // it). One ssh exec (≤ 10 s); false when the group is gone.
+  bool group_maps(const std::string& remote_path);
 
  private:
   // The remote process group, read from the pid file (waits up to 5 s for it); 0 if the

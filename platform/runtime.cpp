@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <stdexcept>
+#include <fstream>
 #include <map>
 #include <mutex>
 #include <regex>
@@ -12,6 +13,7 @@
 #include "platform/docker_api.h"
 #include "platform/named_registry.h"
 #include "platform/os_util.h"
+#include "platform/proc_stat.h"
 #include "platform/runtime_base.h"
 #include "platform/tcp.h"
 
@@ -258,7 +260,7 @@ const std::vector<RuntimeInfo>& runtime_registry() {
       {"ssh",
        "one real host per node from --nodes-file, driven over OpenSSH (Jepsen's model); network faults by "
        "iptables in the run's own chain on each host",
-       true, false, false, false, false, true,
+       true, false, true, false, false, true,
        []() -> std::optional<std::string> {
          if (!os::find_executable("ssh")) return "the ssh runtime needs `ssh`: " + os::install_hint("openssh-client");
          return std::nullopt;
@@ -294,6 +296,19 @@ const std::vector<RuntimeInfo>& runtime_registry() {
                        "the servers of the external runtime: BACKEND=HOST:PORT[,HOST:PORT...] (docs/runtimes.md)")}},
   };
   return registry;
+}
+
+bool Runtime::group_maps(Process& p, const std::filesystem::path& path) {
+  const std::string wanted = path.string();
+  for (int pid : os::group_members(p.pid())) {
+    std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+    for (std::string line; std::getline(maps, line);) {
+      if (line.size() >= wanted.size() && line.compare(line.size() - wanted.size(), wanted.size(), wanted) == 0) {
+        return true;
+      }
+    }
+  }
+  return false;
 }
 
 ExternalEndpoints parse_endpoints(const std::string& text) {

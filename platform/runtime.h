@@ -85,6 +85,18 @@ class Runtime {
     (void)path;
     (void)writable;
   }
+  // A shared writable file was changed in place (a clock offset) after processes that map
+  // it started: every node holding a copy gets the file's first `bytes` written into that
+  // same copy, so that those processes see them. A no-op where nodes see the controller's
+  // files (the default). ssh: one remote command per host holding a copy, in parallel
+  // (about 55 ms; at most 10 s). Throws HarnessError when a host cannot take it.
+  virtual void file_changed(const std::filesystem::path& path, std::size_t bytes) {
+    (void)path;
+    (void)bytes;
+  }
+  // True when some process of p's group has mapped the shared file `path` (its node's
+  // copy). Reads /proc on this machine; ssh: one remote command (≤ 10 s).
+  virtual bool group_maps(Process& p, const std::filesystem::path& path);
   // Creates the network and one node per name (lowercase [a-z][a-z0-9]*, ≤16 chars, not
   // "hub"), in order: nodes()[i] is node_names[i]. Call once. Blocks while it builds
   // (docker: about a second per container, in parallel; bounded by its API timeouts).

@@ -111,6 +111,33 @@ class SshRuntime final : public NodeTableRuntime {
     NodeTableRuntime::stop_all(grace);
   }
 
+  // The nodes' copies of a changed file are written in place (`dd conv=notrunc`: the same
+  // inode, which the processes that mapped it keep); a host that never got the file is
+  // skipped: a process started there later gets it whole.
+  void file_changed(const fs::path& path, std::size_t bytes) override {
+    std::string content = read_all(path).substr(0, bytes);
+    std::vector<std::function<void()>> jobs;
+    for (auto& [name, r] : remotes_) {
+      jobs.push_back([&, &r = *r] {
+        std::lock_guard order(r.mu);
+        auto it = r.sent.find(path.string());
+        if (it == r.sent.end()) return;
+        r.conn->check("dd of=" + shell_quote(translate(r, path.string(), nullptr)) + " bs=" + std::to_string(bytes) +
+                          " count=1 iflag=fullblock conv=notrunc status=none",
+                      "writing " + path.string() + " in place", content);
+        std::error_code ec;
+        it->second = {fs::file_size(path, ec), fs::last_write_time(path, ec)};
+      });
+    }
+    run_in_parallel(jobs);
+  }
+
+  bool group_maps(Process& p, const fs::path& path) override {
+    auto* remote_process = dynamic_cast<RemoteProcess*>(&p);
+    if (remote_process == nullptr) return false;
+    return remote_process->group_maps(translate(remote(p.spec().node), path.string(), nullptr));
+  }
+
   bool supports_partitions() const override { return true; }
 
   // Each host that drops packets gets its chain rewritten whole by iptables-restore

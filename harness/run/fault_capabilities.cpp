@@ -84,7 +84,8 @@ void ServerClocks::set_offset(const std::string& node, std::chrono::milliseconds
 // A server restarted by another family a moment ago may not have read its clock yet (the
 // library maps the file on the first clock call), so an answer of "no" is asked again for
 // up to kFirstClockCall before it counts. A process seen once is remembered: a strobe sets
-// offsets every few milliseconds and must not read /proc/<pid>/maps each time.
+// offsets every few milliseconds and must not read its maps (over ssh: a remote command)
+// each time.
 bool ServerClocks::reached(const std::string& node) {
   static constexpr auto kFirstClockCall = std::chrono::milliseconds(2000);
   const auto deadline = std::chrono::steady_clock::now() + kFirstClockCall;
@@ -95,13 +96,14 @@ bool ServerClocks::reached(const std::string& node) {
       // A paused server cannot make its first clock call now; it reads the offset once it
       // runs, and whether it maps the file at all is checked at a later shift.
       if (p->paused()) return true;
-      for (int pid : os::group_members(p->pid())) {
+      {
         std::lock_guard lock(mu_);
-        if (seen_.contains(pid)) return true;
-        if (clocks_.reaches(pid, node)) {
-          seen_.insert(pid);
-          return true;
-        }
+        if (seen_.contains(p)) return true;
+      }
+      if (runtime_.group_maps(*p, clocks_.file_path(node))) {
+        std::lock_guard lock(mu_);
+        seen_.insert(p);
+        return true;
       }
     }
     if (std::chrono::steady_clock::now() >= deadline) return false;

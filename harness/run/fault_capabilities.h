@@ -78,7 +78,8 @@ class FixedClocks final : public Clocks {
 // most.
 class ServerClocks final : public Clocks {
  public:
-  ServerClocks(NodeClocks& clocks, LockServer& server) : clocks_(clocks), server_(server) {}
+  ServerClocks(NodeClocks& clocks, LockServer& server, Runtime& runtime)
+      : clocks_(clocks), server_(server), runtime_(runtime) {}
   bool available() const override { return true; }
   void set_offset(const std::string& node, std::chrono::milliseconds offset) override;
   std::chrono::milliseconds offset(const std::string& node) const override { return clocks_.offset(node); }
@@ -88,8 +89,9 @@ class ServerClocks final : public Clocks {
 
   NodeClocks& clocks_;
   LockServer& server_;
+  Runtime& runtime_;
   std::mutex mu_;
-  std::set<int> seen_;  // pids known to have mapped their node's clock file
+  std::set<const Process*> seen_;  // server processes known to have mapped their node's clock file
 };
 
 // Nemesis lines into the history. A planned instant becomes the value's "planned_ns", on

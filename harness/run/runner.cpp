@@ -211,14 +211,18 @@ void Runner::start_nodes() {
   runtime_->create(nodes);
   // Every process of a server or client node reads its wall clock through the offset
   // library, so that clock faults can shift it; the resource node keeps the host's.
-  // A runtime the library cannot reach (ssh: the offset files stay on the controller) gets
-  // none: clock faults are refused there before the run.
+  // A runtime the library cannot reach gets none: clock faults are refused there before
+  // the run.
   const auto library = find_runtime(c_.runtime)->shifts_clocks ? NodeClocks::find_library(exe_) : std::nullopt;
   if (library) {
     std::vector<std::string> shifted = server_->nodes();
     shifted.insert(shifted.end(), clients_.begin(), clients_.end());
     node_clocks_ = std::make_unique<NodeClocks>(*library, control_dir_ / "clock", shifted);
     runtime_->set_spec_decorator([c = node_clocks_.get()](ProcessSpec& spec) { c->decorate(spec); });
+    // Under ssh the nodes hold copies of the offset files: each shift is written into them.
+    node_clocks_->set_publisher([rt = runtime_.get()](const fs::path& file, std::size_t bytes) {
+      rt->file_changed(file, bytes);
+    });
   }
   server_->setup(*runtime_, dir_ / "nodes");
 }
@@ -233,7 +237,7 @@ void Runner::run_clients() {
   server_processes_ = std::make_unique<ServerProcesses>(*server_, *runtime_);
   fault_log_ = std::make_unique<HistoryFaultLog>(*history_, t0_);
   if (node_clocks_) {
-    clocks_ = std::make_unique<ServerClocks>(*node_clocks_, *server_);
+    clocks_ = std::make_unique<ServerClocks>(*node_clocks_, *server_, *runtime_);
   } else {
     clocks_ = std::make_unique<FixedClocks>();
   }

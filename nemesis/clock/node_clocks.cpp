@@ -55,17 +55,9 @@ void NodeClocks::decorate(ProcessSpec& spec) const {
   spec.env["FENCECHECK_CLOCK_FILE"] = it->second.path.string();
 }
 
-bool NodeClocks::reaches(int pid, const std::string& node) const {
-  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
-  const std::string& path = file(node).path.string();
-  for (std::string line; std::getline(maps, line);) {
-    if (line.size() >= path.size() && line.compare(line.size() - path.size(), path.size(), path) == 0) return true;
-  }
-  return false;
-}
-
 void NodeClocks::set_offset(const std::string& node, std::chrono::milliseconds offset) {
   __atomic_store_n(file(node).offset_ns, std::chrono::nanoseconds(offset).count(), __ATOMIC_RELEASE);
+  if (publish_) publish_(file(node).path, sizeof(std::int64_t));
 }
 
 std::chrono::milliseconds NodeClocks::offset(const std::string& node) const {

@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -44,10 +45,15 @@ class NodeClocks final : public Clocks {
   void set_offset(const std::string& node, std::chrono::milliseconds offset) override;
   std::chrono::milliseconds offset(const std::string& node) const override;
 
-  // True when process pid has mapped node's clock file: the library was preloaded into it
-  // and could open the file (it maps it on the first clock call). A process that cannot
-  // read the file (another user, a directory it cannot enter) keeps the host's clock.
-  bool reaches(int pid, const std::string& node) const;
+  // node's clock file. A process maps it on its first clock call, if the library was
+  // preloaded into it and could open the file; one that cannot read it (another user, a
+  // directory it cannot enter) keeps the host's clock (Runtime::group_maps tells).
+  const std::filesystem::path& file_path(const std::string& node) const { return file(node).path; }
+  // Called by set_offset after each write with the file and the bytes that changed, for a
+  // runtime whose nodes hold copies (Runtime::file_changed). Set it before any set_offset.
+  void set_publisher(std::function<void(const std::filesystem::path&, std::size_t)> publish) {
+    publish_ = std::move(publish);
+  }
 
   // Where `fencecheck` looks for the library: beside its own executable.
   static std::optional<std::filesystem::path> find_library(const std::filesystem::path& exe);
@@ -61,6 +67,7 @@ class NodeClocks final : public Clocks {
 
   std::filesystem::path library_;
   std::map<std::string, File> files_;
+  std::function<void(const std::filesystem::path&, std::size_t)> publish_;
 };
 
 }  // namespace fencecheck

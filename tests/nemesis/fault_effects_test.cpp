@@ -85,7 +85,7 @@ TEST_P(FaultEffects, AClockShiftThatCannotReachTheServerIsAHarnessError) {
     s.env["FENCECHECK_CLOCK_FILE"] = (tmp_.path() / "no-such-dir" / "n1.clock").string();
   });
   auto server = start_redis("none");
-  ServerClocks server_clocks(*clocks_, *server);
+  ServerClocks server_clocks(*clocks_, *server, *runtime_);
   try {
     server_clocks.set_offset("n1", 5000ms);
     ADD_FAILURE() << "the shift was taken although redis cannot see it";
@@ -102,7 +102,7 @@ TEST_P(FaultEffects, AClockBumpMovesRedisTimeAndExpiresItsLease) {
   ASSERT_EQ(redis(*server, {"SET", "lk", "v1", "NX", "PX", "10000"}).reply->type, REDIS_REPLY_STATUS);
   FakeNemesisEnv env({"c1"}, {"n1"});
   ServerProcesses role(*server, *runtime_);
-  ServerClocks server_clocks(*clocks_, *server);  // the runner's: checks the shift reaches redis
+  ServerClocks server_clocks(*clocks_, *server, *runtime_);  // the runner's: checks the shift reaches redis
   NemesisContext ctx{env.ctx.net, role, env.ctx.clients, server_clocks, env.ctx.log, env.time};
   ClockNemesis clock(ctx, default_fault_options());
   clock.replay("clock-bump", {{"fault", "clock-bump"}, {"deltas", {{"n1", 15000}}}});

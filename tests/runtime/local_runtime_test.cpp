@@ -158,7 +158,7 @@ TEST(RuntimeRegistry, EachKindIsDeclaredOnceAndMadeFromItsEntry) {
   ASSERT_NE(find_runtime("ssh"), nullptr);
   EXPECT_TRUE(find_runtime("ssh")->cuts_network);
   EXPECT_FALSE(find_runtime("ssh")->shares_files);
-  EXPECT_FALSE(find_runtime("ssh")->shifts_clocks);
+  EXPECT_TRUE(find_runtime("ssh")->shifts_clocks);
   ASSERT_NE(find_runtime("external"), nullptr);
   EXPECT_FALSE(find_runtime("external")->manages_servers);
   EXPECT_TRUE(find_runtime("external")->cuts_network);

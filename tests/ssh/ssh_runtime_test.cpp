@@ -1,7 +1,8 @@
 // The ssh runtime's own promises over real OpenSSH, on the fixture's hosts (label
 // `integration`): a partition cuts TCP between hosts and its heal restores it, a pause stops
 // a remote process group and a resume continues it, shared files reach a host with their
-// paths rewritten, and destroy() leaves no process, chain or directory on any host.
+// paths rewritten, a clock file changed on the controller is written into the host's copy
+// in place, and destroy() leaves no process, chain or directory on any host.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -94,6 +95,67 @@ TEST_F(SshRuntimeTest, SharedFilesReachTheHostWithTheirPathsRewritten) {
   EXPECT_NE(log.find(remote + "\n"), std::string::npos) << "cwd not rewritten:\n" << log;
   EXPECT_NE(log.find("dir " + remote + "\n"), std::string::npos) << "the file's content not rewritten:\n" << log;
   EXPECT_EQ(log.find(dir.string()), std::string::npos) << "a controller path reached the host:\n" << log;
+}
+
+}  // namespace
+}  // namespace fencecheck::testing
+
+namespace fencecheck::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+// The last number a log of seconds since the epoch shows (0 when none yet).
+long long last_seconds(const std::filesystem::path& log) {
+  std::ifstream in(log);
+  long long last = 0;
+  for (std::string line; std::getline(in, line);) {
+    try {
+      last = std::stoll(line);
+    } catch (const std::exception&) {
+    }
+  }
+  return last;
+}
+
+// A clock shift over ssh: the offset file's copy on the host is written in place, so a
+// remote process that mapped it (through the preloaded clock library) sees its wall clock
+// jump, and group_maps says it mapped it.
+TEST_F(SshRuntimeTest, AClockFileChangedHereIsWrittenIntoTheHostsCopyInPlace) {
+  const std::filesystem::path dir = tmp_.path() / "clock";
+  std::filesystem::create_directories(dir);
+  const std::filesystem::path file = dir / "c1.clock";
+  { std::ofstream(file, std::ios::binary) << std::string(4096, '\0'); }
+  runtime_->share(tmp_.path(), true);
+  runtime_->share(FC_CLOCK_LIB, false);
+  runtime_->create({"c1"});
+  // One long-lived process that reads the wall clock through libc (a `date` per line would
+  // map the file only for an instant).
+  ProcessSpec spec{"c1",
+                   "clock",
+                   {"python3", "-u", "-c", "import time\nwhile True:\n print(int(time.time()))\n time.sleep(0.1)"},
+                   {},
+                   tmp_.path() / "date.log",
+                   {},
+                   {}};
+  spec.preload = {FC_CLOCK_LIB};
+  spec.env["FENCECHECK_CLOCK_FILE"] = file.string();
+  Process& p = runtime_->spawn(spec);
+  std::this_thread::sleep_for(800ms);
+  const long long before = last_seconds(tmp_.path() / "date.log");
+  ASSERT_GT(before, 0) << p.log_tail();
+  EXPECT_TRUE(runtime_->group_maps(p, file)) << "the remote process never mapped its clock file";
+  EXPECT_FALSE(runtime_->group_maps(p, dir / "c2.clock"));
+
+  const std::int64_t offset_ns = 100000LL * 1000000000LL;  // +100000 s
+  {
+    std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+    f.write(reinterpret_cast<const char*>(&offset_ns), sizeof offset_ns);
+  }
+  runtime_->file_changed(file, sizeof offset_ns);
+  std::this_thread::sleep_for(800ms);
+  EXPECT_NEAR(last_seconds(tmp_.path() / "date.log") - before, 100000, 5) << "the shift did not reach the host";
+  p.crash();
 }
 
 }  // namespace

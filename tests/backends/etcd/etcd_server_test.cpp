@@ -139,7 +139,7 @@ TEST_P(EtcdServerTest, AClockShiftCannotReachEtcdAndIsRefused) {
   runtime_->set_spec_decorator([&](ProcessSpec& s) { clocks.decorate(s); });
   start_cluster();
   EXPECT_EQ(server_->processes("n1").at(0)->spec().preload.size(), 1u) << "the library was offered";
-  ServerClocks server_clocks(clocks, *server_);
+  ServerClocks server_clocks(clocks, *server_, *runtime_);
   try {
     server_clocks.set_offset("n1", 5000ms);
     ADD_FAILURE() << "a clock shift was taken although etcd cannot see it";
