@@ -94,6 +94,15 @@ class Runtime {
     (void)path;
     (void)bytes;
   }
+  // How far node's monotonic clock is ahead of this machine's, in ns, for a log the node
+  // stamps itself (the resource's). 0 where nodes share the controller's kernel (the
+  // default); ssh: the host's boot clock (/proc/uptime, 10 ms steps) against this one's
+  // monotonic clock, within one remote command (≤ 10 s), assuming the host never slept:
+  // right within about 5 ms and half the command's round trip.
+  virtual std::int64_t monotonic_offset_ns(std::string_view node) {
+    (void)node;
+    return 0;
+  }
   // True when some process of p's group has mapped the shared file `path` (its node's
   // copy). Reads /proc on this machine; ssh: one remote command (≤ 10 s).
   virtual bool group_maps(Process& p, const std::filesystem::path& path);

@@ -7,6 +7,8 @@
 #include <arpa/inet.h>
 #include <sys/stat.h>
 
+#include <cstdio>
+#include <ctime>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -130,6 +132,23 @@ class SshRuntime final : public NodeTableRuntime {
       });
     }
     run_in_parallel(jobs);
+  }
+
+  std::int64_t monotonic_offset_ns(std::string_view node_name) override {
+    auto mono_ns = [] {
+      timespec t{};
+      ::clock_gettime(CLOCK_MONOTONIC, &t);
+      return static_cast<std::int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec;
+    };
+    const std::int64_t before = mono_ns();
+    SshResult r = remote(node_name).conn->exec("cat /proc/uptime");
+    const std::int64_t after = mono_ns();
+    double uptime_s = 0;
+    if (r.exit != 0 || std::sscanf(r.out.c_str(), "%lf", &uptime_s) != 1) {
+      throw HarnessError("cannot read /proc/uptime on " + std::string(node_name) + "'s host: " + r.out);
+    }
+    // uptime is cut to 10 ms steps: the middle of its step is the best guess (±5 ms + RTT/2).
+    return static_cast<std::int64_t>(uptime_s * 1e9) + 5000000 - (before + after) / 2;
   }
 
   bool group_maps(Process& p, const fs::path& path) override {

@@ -32,7 +32,8 @@ struct ResourceLaunch {
   std::string mode;                // --resource: fenced | unfenced
   std::filesystem::path log;       // resource.jsonl
   std::filesystem::path nodes_dir;  // <run>/nodes: its output goes to nodes/r1/resource.log
-  std::int64_t t0_ns = 0;          // the history's t0, so both logs share a time axis
+  std::int64_t t0_ns = 0;          // the history's t0, so both logs share a time axis (moved
+                                   // by Runtime::monotonic_offset_ns to the node's own clock)
 };
 
 // Starts the resource service on ResourceNode::kNode; returns its "address:port".
