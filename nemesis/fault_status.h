@@ -13,9 +13,12 @@ namespace fencecheck {
 
 class FaultStatus {
  public:
-  void show(std::vector<std::string> lines) {
+  // armed: the lines name a fault waiting for its moment (a pause-holder waiting for an
+  // acquire), which has done nothing yet.
+  void show(std::vector<std::string> lines, bool armed = false) {
     std::lock_guard lock(mu_);
     lines_ = std::move(lines);
+    armed_ = armed;
   }
   void clear() { show({}); }
   std::vector<std::string> shown() const {
@@ -26,10 +29,16 @@ class FaultStatus {
     std::lock_guard lock(mu_);
     return !lines_.empty();
   }
+  // Something shown that has acted (not merely armed).
+  bool acting() const {
+    std::lock_guard lock(mu_);
+    return !lines_.empty() && !armed_;
+  }
 
  private:
   mutable std::mutex mu_;
   std::vector<std::string> lines_;
+  bool armed_ = false;
 };
 
 }  // namespace fencecheck

@@ -153,6 +153,9 @@ class Nemesis {
   virtual std::optional<TimeSource::Instant> due() const { return std::nullopt; }
   // True while a fault is armed or in force.
   virtual bool active() const = 0;
+  // True while a fault is in force: it has acted (a fault merely armed, waiting for its
+  // moment, has not). Bench health does not count this time as a stall.
+  virtual bool acting() const { return active(); }
   // Human descriptions of what is in force now, e.g. "pause-holder c3".
   virtual std::vector<std::string> describe_active() const = 0;
   // Ends every fault now. Idempotent.

@@ -98,7 +98,7 @@ void PartitionNemesis::show_locked() {
   if (fault_) {
     status_.show({what_});
   } else if (holder_armed_) {
-    status_.show({"partition-holder (armed)"});
+    status_.show({"partition-holder (armed)"}, true);
   } else {
     status_.clear();
   }

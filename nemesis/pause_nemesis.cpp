@@ -179,7 +179,7 @@ void PauseNemesis::show_locked() {
   } else if (inside_) {
     status_.show({"pause-after-send " + *inside_});
   } else if (armed_ != Armed::kNone) {
-    status_.show({kArmed[static_cast<int>(armed_.load())]});
+    status_.show({kArmed[static_cast<int>(armed_.load())]}, true);
   } else {
     status_.clear();
   }

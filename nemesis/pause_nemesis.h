@@ -44,6 +44,7 @@ class PauseNemesis : public Nemesis {
   void tick() override;
   std::optional<TimeSource::Instant> due() const override;
   bool active() const override { return status_.any(); }
+  bool acting() const override { return status_.acting(); }
   std::vector<std::string> describe_active() const override { return status_.shown(); }
   void heal() override;
 

@@ -225,6 +225,13 @@ std::chrono::milliseconds NemesisSchedule::pause_in_acquire(const std::string& c
   return longest;
 }
 
+bool NemesisSchedule::acting() const {
+  for (const auto& [name, f] : families_) {
+    if (f->nemesis->acting()) return true;
+  }
+  return false;
+}
+
 std::vector<std::string> NemesisSchedule::describe_active() const {
   std::vector<std::string> all;
   for (const auto& [name, f] : families_) {

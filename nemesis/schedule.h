@@ -75,6 +75,8 @@ class NemesisSchedule {
   // The longest in-library pause any family asks of this client's next acquire (0: none).
   std::chrono::milliseconds pause_in_acquire(const std::string& client_node);
   std::vector<std::string> describe_active() const;
+  // Some family's fault is in force, not merely armed (Nemesis::acting). Never waits.
+  bool acting() const;
   // Why the schedule stopped injecting faults early — the error and the faults in force
   // then; empty when it did not.
   std::string error() const;

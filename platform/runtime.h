@@ -98,7 +98,8 @@ class Runtime {
   // stamps itself (the resource's). 0 where nodes share the controller's kernel (the
   // default); ssh: the host's boot clock (/proc/uptime, 10 ms steps) against this one's
   // monotonic clock, within one remote command (≤ 10 s), assuming the host never slept:
-  // right within about 5 ms and half the command's round trip.
+  // right within about 5 ms and half the command's round trip, and 0 when within that
+  // (a host on this kernel).
   virtual std::int64_t monotonic_offset_ns(std::string_view node) {
     (void)node;
     return 0;

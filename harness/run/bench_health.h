@@ -37,7 +37,7 @@ class BenchHealth {
   BenchHealth(const Runtime& runtime, const HistoryRecorder& history, HealthOptions options);
 
   // Looks at every process and at the last ok op. fault_in_force: the nemesis has a fault
-  // in force or armed now (its time does not count as a stall). Returns the problems found
+  // in force now (its time does not count as a stall; an armed one's does). Returns the problems found
   // by this poll (each is reported once).
   std::vector<std::string> poll(bool fault_in_force);
   // An op of `node` ended in info for `error`: the stall problem quotes the last one.

@@ -325,7 +325,9 @@ void Runner::run_clients() {
              << std::endl;
         break;
       }
-      std::vector<std::string> problems = health_->poll(!schedule_->describe_active().empty());
+      // A fault merely armed (a pause-holder waiting for an acquire that never comes,
+      // because the servers are gone) has done nothing that could explain a stall.
+      std::vector<std::string> problems = health_->poll(schedule_->acting());
       for (const auto& p : problems) err_ << "\nfencecheck run: the bench failed: " << p << "\n";
       if (!problems.empty() || !any_client_running()) break;
       progress.update();

@@ -94,6 +94,9 @@ TEST_F(ExternalRun, AServerThatDoesNotAnswerStopsTheRunAtSetup) {
   EXPECT_EQ(run_namespaces(), 0u);
 }
 
+// The run's default nemesis is pause-holder, which stays armed while no acquire succeeds:
+// an armed fault has done nothing, so the stall still counts (CI once saw this run end
+// `valid`, with 2431 of 2500 ops unknown, when armed counted as a fault in force).
 TEST_F(ExternalRun, AServerThatDiesDuringTheRunMakesTheVerdictUnknown) {
   pid_t pid = spawn_run({"--runtime", "external", "--endpoints", "redis=127.0.0.1:" + std::to_string(port_),
                          "--backend", "redis", "--time-limit", "12", "--stall-ms", "3000"});

@@ -52,7 +52,10 @@ TEST(PartitionFamily, HolderIsCutFromTheServersOnlyForItsTime) {
   p.start("partition-holder", rng);
   EXPECT_TRUE(env.cuts().empty()) << "armed, not cut";
   EXPECT_EQ(env.records().back().f, "arm");
+  EXPECT_TRUE(p.active());
+  EXPECT_FALSE(p.acting()) << "armed is not in force";
   p.on_acquired("c2");
+  EXPECT_TRUE(p.acting());
   Grudge cut = env.cuts().back();
   EXPECT_EQ(cut.at("c2"), (std::set<std::string>{"n1", "n2", "n3"}));
   EXPECT_FALSE(cut.count("c1") && !cut.at("c1").empty()) << "other clients keep their links";

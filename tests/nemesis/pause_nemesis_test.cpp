@@ -28,8 +28,10 @@ TEST_F(PauseFixture, HolderArmsThenPausesExactlyTheAcquiringNodeOnce) {
   EXPECT_TRUE(env.signals().empty()) << "arming must not pause anyone yet";
   EXPECT_TRUE(nemesis.active());
   EXPECT_EQ(nemesis.describe_active(), std::vector<std::string>{"pause-holder (armed)"});
+  EXPECT_FALSE(nemesis.acting()) << "armed is not in force: a stall then is the bench's";
 
   nemesis.on_acquired("c3");
+  EXPECT_TRUE(nemesis.acting());
   nemesis.on_acquired("c4");  // already paused someone: disarmed
 
   auto signals = env.signals();
