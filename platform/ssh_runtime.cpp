@@ -7,9 +7,9 @@
 #include <arpa/inet.h>
 #include <sys/stat.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <ctime>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -136,10 +136,10 @@ class SshRuntime final : public NodeTableRuntime {
   }
 
   std::int64_t monotonic_offset_ns(std::string_view node_name) override {
-    auto mono_ns = [] {
-      timespec t{};
-      ::clock_gettime(CLOCK_MONOTONIC, &t);
-      return static_cast<std::int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec;
+    auto mono_ns = [] {  // steady_clock is CLOCK_MONOTONIC on Linux
+      return std::chrono::duration_cast<std::chrono::nanoseconds>(
+                 std::chrono::steady_clock::now().time_since_epoch())
+          .count();
     };
     const std::int64_t before = mono_ns();
     SshResult r = remote(node_name).conn->exec("cat /proc/uptime");
