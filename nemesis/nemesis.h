@@ -187,6 +187,8 @@ struct FaultInfo {
   // the run does not manage (RuntimeInfo::manages_servers). A clock fault with
   // targets_clients is client-side when --nemesis-targets clients aims it there.
   bool client_side = false;
+  // Acts only as a fault plan's step says (nemesis/plan.h): never drawn, not for --nemesis.
+  bool planned_only = false;
 };
 
 const std::vector<FaultInfo>& fault_registry();

@@ -46,7 +46,7 @@ std::vector<OptionSpec> declared_fault_options() {
 const std::vector<FaultInfo>& fault_registry() {
   // name, family, description, needs_net, needs_clocks, needs_leader, self_timed, factory,
   // the options it reads (each declared once in declared_fault_options() above),
-  // needs_freeze, targets_clients, pauses_inside_client, client_side
+  // needs_freeze, targets_clients, pauses_inside_client, client_side, planned_only
   static const std::vector<FaultInfo> registry = {
       {"pause-holder", "pause", "SIGSTOP the client whose acquire just completed, for --pause-ms (a GC pause)",
        false, false, false, true, make_pause_nemesis, {"pause-ms"}, false, false, false, true},
@@ -78,6 +78,8 @@ const std::vector<FaultInfo>& fault_registry() {
       {"partition-holder", "partition",
        "cut the client whose acquire just completed off from every server (not the resource) for --pause-ms",
        true, false, false, true, make_partition_nemesis, {"pause-ms"}, false, false, false, true},
+      {"partition-nodes", "partition", "cut the links a --plan step names (a plan's \"cut\"; never drawn)",
+       true, false, false, false, make_partition_nemesis, {}, false, false, false, false, true},
       {"clock-bump", "clock", "jump the wall clocks of random servers (or clients) by up to ±--clock-max-ms",
        false, true, false, false, make_clock_nemesis, {"clock-max-ms", "clock-min-ms", "nemesis-targets"}, false,
        true},

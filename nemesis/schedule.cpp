@@ -79,6 +79,11 @@ NemesisSchedule::NemesisSchedule(std::vector<std::string> faults, std::vector<Re
   replay_base_ = ctx_.time.now();
 }
 
+NemesisSchedule::NemesisSchedule(Plan plan, NemesisContext& ctx, const FaultOptions& options)
+    : NemesisSchedule(plan.faults, ctx, options, 0) {
+  plan_ = std::make_unique<PlanCursor>(std::move(plan), ctx_.time.now());
+}
+
 NemesisSchedule::~NemesisSchedule() { stop(); }
 
 TimeSource::Duration NemesisSchedule::window(Family& f) {
@@ -99,6 +104,7 @@ void NemesisSchedule::start() {
   for (auto& [name, f] : families_) {
     if (!f->thread.joinable()) f->thread = std::thread([this, fam = f.get()] { loop(*fam); });
   }
+  if (plan_ && !plan_thread_.joinable()) plan_thread_ = std::thread([this] { plan_loop(); });
 }
 
 void NemesisSchedule::stop() {
@@ -111,6 +117,7 @@ void NemesisSchedule::stop() {
   for (auto& [name, f] : families_) {
     if (f->thread.joinable()) f->thread.join();
   }
+  if (plan_thread_.joinable()) plan_thread_.join();
   heal_now();
 }
 
@@ -182,7 +189,7 @@ void NemesisSchedule::step(Family& f) {
     f.nemesis->tick();
     if (replaying_) {
       step_replay(f);
-    } else {
+    } else if (!plan_) {
       step_drawn(f, ctx_.time.now());
     }
     f.log->plan(std::nullopt);
@@ -205,6 +212,46 @@ void NemesisSchedule::fail(const std::string& what) {
 
 void NemesisSchedule::poll() {
   for (auto& [name, f] : families_) step(*f);
+  if (plan_) apply_planned(plan_->due(ctx_.time.now()));
+}
+
+void NemesisSchedule::apply_planned(const std::vector<PlannedLine>& lines) {
+  if (lines.empty()) return;
+  for (const PlannedLine& line : lines) {
+    Family& f = family_of_fault(line.value.at("fault").get<std::string>());
+    std::lock_guard stepping(f.step_mu);
+    {
+      std::lock_guard lock(mu_);
+      if (healed_ || !error_.empty()) break;
+    }
+    try {
+      f.log->plan(line.planned);
+      f.nemesis->replay(line.f, line.value);
+      f.log->plan(std::nullopt);
+    } catch (const std::exception& e) {
+      f.log->plan(std::nullopt);
+      fail("plan step " + std::to_string(line.step) + " (" + line.f + "): " + e.what());
+      break;
+    }
+  }
+  plan_->applied(ctx_.time.now());
+}
+
+void NemesisSchedule::on_lock_event(const LockEvent& e) {
+  if (!plan_ || !plan_->waiting_for_event()) return;  // the common case: no lock taken
+  apply_planned(plan_->on_event(e, ctx_.time.now()));
+}
+
+void NemesisSchedule::plan_loop() {
+  static constexpr std::chrono::milliseconds kTick{5};
+  std::unique_lock lock(mu_);
+  while (!stopping_) {
+    cv_.wait_for(lock, kTick, [this] { return stopping_; });
+    if (stopping_ || healed_) break;
+    lock.unlock();
+    apply_planned(plan_->due(ctx_.time.now()));
+    lock.lock();
+  }
 }
 
 void NemesisSchedule::on_acquired(const std::string& client_node) {
@@ -234,6 +281,7 @@ bool NemesisSchedule::acting() const {
 
 std::vector<std::string> NemesisSchedule::describe_active() const {
   std::vector<std::string> all;
+  if (std::string next = plan_ ? plan_->describe() : ""; !next.empty()) all.push_back(std::move(next));
   for (const auto& [name, f] : families_) {
     for (auto& d : f->nemesis->describe_active()) all.push_back(std::move(d));
   }

@@ -8,6 +8,11 @@
 // same seed and list give the same faults with the same targets (their exact instants
 // move only with lock-aware faults, which wait for an acquire).
 //
+// Planned (--plan, nemesis/plan.h): the steps of a written plan, in order, through each
+// family's Nemesis::replay — a PlanCursor says which lines are due; a plan thread applies
+// what time makes due, and a client's lock event (on_lock_event) applies what it fires on
+// that client's own thread, before its next op.
+//
 // Replayed: the nemesis lines of a recorded history (ReplayLine), applied at the same
 // offsets from the schedule's construction (the replaying run makes it as its test phase
 // begins) through each family's Nemesis::replay — same targets, same parameters.
@@ -40,6 +45,7 @@
 #include <vector>
 
 #include "nemesis/nemesis.h"
+#include "nemesis/plan_cursor.h"
 
 namespace fencecheck {
 
@@ -61,6 +67,8 @@ class NemesisSchedule {
   // A line whose fault is not among them throws std::invalid_argument.
   NemesisSchedule(std::vector<std::string> faults, std::vector<ReplayLine> lines,
                   NemesisContext& ctx, const FaultOptions& options);
+  // Runs `plan` (read_plan() checked it) from now on instead of drawing.
+  NemesisSchedule(Plan plan, NemesisContext& ctx, const FaultOptions& options);
   ~NemesisSchedule();  // stop()s
 
   void start();
@@ -72,6 +80,9 @@ class NemesisSchedule {
   void on_acquired(const std::string& client_node);
   void on_acquire_sent(const std::string& client_node);
   void on_acquire_ended(const std::string& client_node);
+  // A client's acquire completed ok, or its release came back: a planned step waiting for
+  // it is applied now, on the caller's thread (bounded as the step's fault action is).
+  void on_lock_event(const LockEvent& e);
   // The longest in-library pause any family asks of this client's next acquire (0: none).
   std::chrono::milliseconds pause_in_acquire(const std::string& client_node);
   std::vector<std::string> describe_active() const;
@@ -107,11 +118,16 @@ class NemesisSchedule {
   Family& family_of_fault(const std::string& fault);
   void loop(Family& f);
   void fail(const std::string& what);
+  void plan_loop();
+  // Applies a batch of planned lines through their families, in order; then applied().
+  void apply_planned(const std::vector<PlannedLine>& lines);
 
   std::chrono::milliseconds interval_{0};
   NemesisContext& ctx_;
   std::map<std::string, std::unique_ptr<Family>> families_;  // by family name
   bool replaying_ = false;
+  std::unique_ptr<PlanCursor> plan_;  // --plan; null otherwise
+  std::thread plan_thread_;
   TimeSource::Instant replay_base_{};  // when the replaying schedule was made
   std::atomic<bool> ending_{false};    // heal_now() or stop(): waits give up
   mutable std::mutex mu_;

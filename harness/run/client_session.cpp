@@ -64,7 +64,12 @@ OpResult WorkerSession::invoke(OpFn f, const std::string& key, const nlohmann::j
     return r;
   }
   if (r.type == OpType::kInfo) after_info(r);
-  if (r.type == OpType::kOk && f == OpFn::kAcquire) shared_.on_acquired(node_);
+  if (r.type == OpType::kOk && f == OpFn::kAcquire) {
+    shared_.on_lock_event({LockEventKind::kAcquireOk, node_, key});
+    shared_.on_acquired(node_);
+  } else if (f == OpFn::kRelease) {
+    shared_.on_lock_event({LockEventKind::kRelease, node_, key});
+  }
   return r;
 }
 

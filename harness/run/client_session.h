@@ -31,6 +31,7 @@
 #include "harness/run/bench_health.h"
 #include "harness/run/history_recorder.h"
 #include "harness/run/worker_pool.h"
+#include "nemesis/plan.h"
 #include "workloads/workload.h"
 
 namespace fencecheck {
@@ -56,6 +57,9 @@ struct SessionShared {
   std::function<std::chrono::milliseconds(const std::string& node)> acquire_pause = [](const std::string&) {
     return std::chrono::milliseconds(0);
   };
+  // An acquire completed ok, or a release came back (whatever its outcome): what a fault
+  // plan's "on" steps wait for (NemesisSchedule::on_lock_event). Before the client's next op.
+  std::function<void(const LockEvent&)> on_lock_event = [](const LockEvent&) {};
 };
 
 class WorkerSession : public ClientSession {

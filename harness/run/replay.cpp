@@ -25,6 +25,7 @@ RunConfig replayed_config(const RunConfig& given) {
   if (j.is_discarded()) throw InputError(file.string(), 0, "", "not JSON");
   RunConfig c = RunConfig::from_json(j, file.string());
   c.replay = fs::absolute(given.replay).string();
+  c.plan.clear();  // the stored run's lines are what it applies again, however they came
   c.store = given.store;
   if (!given.name.empty()) c.name = given.name;
   c.junit = given.junit;
@@ -72,6 +73,26 @@ std::vector<ReplayLine> load_replay(const RunConfig& c, const std::vector<std::s
   std::vector<ReplayLine> lines = read_replay_lines(c.replay);
   check_replay(c.nemesis, lines, servers, clients, options, replay_history_path(c.replay));
   return lines;
+}
+
+FaultSource load_fault_source(const RunConfig& c, const std::vector<std::string>& servers,
+                              const std::vector<std::string>& clients, const FaultOptions& options) {
+  FaultSource source;
+  if (!c.replay.empty()) source.replay = load_replay(c, servers, clients, options);
+  if (!c.plan.empty()) source.plan = read_plan(c.plan, servers, clients);
+  return source;
+}
+
+std::unique_ptr<NemesisSchedule> FaultSource::make_schedule(const RunConfig& c, NemesisContext& ctx,
+                                                            const FaultOptions& options) {
+  if (plan) return std::make_unique<NemesisSchedule>(std::move(*plan), ctx, options);
+  if (!c.replay.empty()) return std::make_unique<NemesisSchedule>(c.nemesis, std::move(replay), ctx, options);
+  return std::make_unique<NemesisSchedule>(c.nemesis, c.opts.ms("nemesis-interval"), *c.seed, ctx, options);
+}
+
+std::chrono::nanoseconds FaultSource::must_last() const {
+  if (replay.empty()) return std::chrono::nanoseconds(0);
+  return replay.back().after + std::chrono::milliseconds(100);
 }
 
 }  // namespace fencecheck

@@ -1,4 +1,4 @@
-// --replay: the stored run a replaying run copies — its configuration and the nemesis
+// Where a run's faults come from. --replay: the stored run a replaying run copies — its configuration and the nemesis
 // lines it applies again at the same offsets from the start of the test phase.
 //
 // A line recorded as "not_applied" (its target was down) changed nothing and is left out.
@@ -8,10 +8,13 @@
 // be read. Pure functions over files.
 #pragma once
 
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "harness/run/run_config.h"
+#include "nemesis/plan.h"
 #include "nemesis/schedule.h"
 
 namespace fencecheck {
@@ -33,5 +36,21 @@ std::string replay_history_path(const std::string& run_dir);
 // anything starts. Throws InputError or HarnessError as those do.
 std::vector<ReplayLine> load_replay(const RunConfig& c, const std::vector<std::string>& servers,
                                     const std::vector<std::string>& clients, const FaultOptions& options);
+
+// Where a run's faults come from, read and checked before setup: the lines of a stored
+// run (--replay), a written plan (--plan), or neither (drawn from c.nemesis by the seed).
+struct FaultSource {
+  std::vector<ReplayLine> replay;
+  std::optional<Plan> plan;
+  // The schedule that applies them, made as the test phase begins. Consumes the lines and
+  // the plan.
+  std::unique_ptr<NemesisSchedule> make_schedule(const RunConfig& c, NemesisContext& ctx, const FaultOptions& options);
+  // How long the test phase must last at least: until the last replayed line (the stored
+  // run's final heal) is applied, so that no fault is lost to jitter; 0 otherwise.
+  std::chrono::nanoseconds must_last() const;
+};
+// Throws InputError or HarnessError as load_replay() and read_plan() do.
+FaultSource load_fault_source(const RunConfig& c, const std::vector<std::string>& servers,
+                              const std::vector<std::string>& clients, const FaultOptions& options);
 
 }  // namespace fencecheck

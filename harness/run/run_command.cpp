@@ -6,6 +6,7 @@
 #include "backends/registry.h"
 #include "harness/run/runner.h"
 #include "nemesis/nemesis.h"
+#include "nemesis/plan.h"
 #include "platform/runtime.h"
 #include "workloads/workload.h"
 
@@ -34,6 +35,9 @@ void add_run_options(CLI::App& cmd, RunArgs& args, const OptionSchema& schema) {
       ->capture_default_str();
   cmd.add_option("--runtime", c.runtime, runtime_help());
   schema.add_cli(cmd, args.typed);
+  cmd.add_option("--plan", c.plan,
+                 "apply the faults of a written plan instead of drawing them: a JSON list of steps "
+                 "(docs/plans.md), or a shipped plan's name (" + shipped_plan_names() + ")");
   cmd.add_option("--replay", c.replay,
                  "rerun a stored run: its config.json, and its recorded faults at the same offsets "
                  "(only --store, --name and --junit may be given with it)");
@@ -73,6 +77,10 @@ void add_run_command(CLI::App& app, const OptionSchema& schema) {
           throw CLI::RuntimeError(3);
         }
       }
+    }
+    if (cmd->count("--plan") > 0 && cmd->count("--nemesis") > 0) {
+      std::cerr << "fencecheck run: --nemesis cannot be given with --plan, whose steps are the run's faults\n";
+      throw CLI::RuntimeError(3);
     }
     try {
       args->finish(schema);

@@ -9,6 +9,7 @@
 #include "harness/run/topology.h"
 #include "nemesis/clock/node_clocks.h"
 #include "nemesis/nemesis.h"
+#include "nemesis/plan.h"
 #include "nemesis/targets.h"
 #include "platform/errors.h"
 #include "platform/nodes_file.h"
@@ -77,6 +78,17 @@ std::string faults_available_under(const RuntimeInfo& rt) {
   return can;
 }
 
+namespace {
+// The run's servers and clients, as a plan names them; throws std::invalid_argument when
+// the backend's options do not resolve.
+std::pair<std::vector<std::string>, std::vector<std::string>> plan_nodes(const RunConfig& c) {
+  const BackendInfo* b = find_backend(c.backend);
+  if (b == nullptr) throw std::invalid_argument("unknown backend");
+  return {b->make_server(resolve_backend_options(*b, c.backend_opts))->nodes(),
+          client_nodes(static_cast<int>(c.opts.integer("concurrency")))};
+}
+}  // namespace
+
 void RunConfig::resolve(const OptionSchema& schema) {
   if (nemesis.size() == 1 && nemesis[0] == "none") nemesis.clear();
   if (runtime.empty()) runtime = default_runtime_kind();
@@ -88,11 +100,22 @@ void RunConfig::resolve(const OptionSchema& schema) {
       // problem() says what is wrong
     }
   }
+  if (!plan.empty()) {
+    plan = resolve_plan_path(plan);
+    try {
+      auto [servers, clients] = plan_nodes(*this);
+      nemesis = read_plan(plan, servers, clients).faults;
+    } catch (const std::exception&) {
+      // problem() says what is wrong with the plan
+    }
+  }
   if (!seed) seed = std::random_device{}() * 4294967296ULL + std::random_device{}();
   std::error_code ec;
   clocks_available = NodeClocks::find_library(std::filesystem::read_symlink("/proc/self/exe", ec)).has_value();
   if (name.empty()) {
-    name = backend + "-" + workload + "-" + (nemesis.empty() ? "none" : join(nemesis, "+")) + "-" + resource;
+    const std::string faults = !plan.empty() ? "plan-" + std::filesystem::path(plan).stem().string()
+                               : nemesis.empty() ? "none" : join(nemesis, "+");
+    name = backend + "-" + workload + "-" + faults + "-" + resource;
   }
 }
 
@@ -111,9 +134,23 @@ std::optional<std::string> RunConfig::input_problem(const OptionSchema& schema) 
   if (!runtime.empty() && rt == nullptr) {
     return "--runtime must be one of " + runtime_names() + ", not \"" + runtime + "\"";
   }
+  if (!plan.empty()) {
+    if (!replay.empty()) return "--plan cannot be given with --replay, which applies the stored run's own faults";
+    try {
+      auto [servers, clients] = plan_nodes(*this);
+      read_plan(plan, servers, clients);
+    } catch (const InputError& e) {
+      return std::string("--plan: ") + e.what();
+    } catch (const std::invalid_argument&) {
+      // the backend's own problem, reported below
+    }
+  }
   for (const auto& f : nemesis) {
     const FaultInfo* info = find_fault(f);
     if (info == nullptr) return "unknown fault \"" + f + "\"; valid faults: " + fault_names() + " (or none)";
+    if (info->planned_only && plan.empty() && replay.empty()) {
+      return "fault \"" + f + "\" acts only as a --plan step says (" + info->description + ")";
+    }
     const bool aims_at_clients = opts.has("nemesis-targets") && opts.text("nemesis-targets") == kClientTargets;
     if (auto why = rt == nullptr ? std::nullopt : runtime_fault_problem(*info, *rt, aims_at_clients)) {
       std::string message = "fault \"" + f + "\" " + *why;
@@ -239,7 +276,8 @@ nlohmann::json RunConfig::to_json(const OptionSchema& schema) const {
                       {"runtime", runtime},
                       {"seed", seed ? nlohmann::json(*seed) : nlohmann::json()},
                       {"store", store},
-                      {"name", name}};
+                      {"name", name},
+                      {"plan", plan}};
   schema.write_config(opts, j);
   return j;
 }
@@ -269,15 +307,19 @@ RunConfig RunConfig::from_json(const nlohmann::json& j, const std::string& file,
   c.seed = seed;
   get("store", c.store);
   get("name", c.name);
+  if (j.contains("plan")) get("plan", c.plan);  // runs before --plan have none
   return c;
 }
 
 std::vector<std::string> RunConfig::repro_args(const OptionSchema& schema) const {
   std::vector<std::string> args = {"--backend", backend};
   for (const auto& [k, v] : backend_options) args.insert(args.end(), {"--backend-opt", k + "=" + v});
-  std::vector<std::string> rest = {"--workload", workload, "--nemesis",
-                                   nemesis.empty() ? "none" : join(nemesis, ","), "--resource", resource,
-                                   "--runtime", runtime};
+  std::vector<std::string> rest = {"--workload", workload, "--resource", resource, "--runtime", runtime};
+  if (plan.empty()) {
+    rest.insert(rest.end(), {"--nemesis", nemesis.empty() ? "none" : join(nemesis, ",")});
+  } else {
+    rest.insert(rest.end(), {"--plan", std::filesystem::absolute(plan).string()});
+  }
   args.insert(args.end(), rest.begin(), rest.end());
   for (auto& a : schema.args(opts)) args.push_back(std::move(a));
   rest = {"--seed", std::to_string(seed.value_or(0)), "--name", name,

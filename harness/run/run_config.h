@@ -36,6 +36,9 @@ struct RunConfig {
   std::string store = "results";
   std::string name;  // empty: "<backend>-<workload>-<faults>-<resource>"
   std::string replay;  // a run directory whose recorded faults this run applies again
+  // A fault plan (nemesis/plan.h) replacing the random schedule: a file, or a shipped
+  // plan's name (resolve() makes it the file's path). Its faults become `nemesis`.
+  std::string plan;
   std::string junit;   // also write JUnit XML here (an output, not part of the test: not in config.json)
   bool clocks_available = false;  // resolve(): the clock-offset library is beside the binary
 

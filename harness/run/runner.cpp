@@ -89,7 +89,7 @@ class Runner {
   std::unique_ptr<NemesisContext> nemesis_ctx_;
   std::unique_ptr<NemesisSchedule> schedule_;
   RunRecord record_;
-  std::vector<ReplayLine> replay_lines_;  // --replay: checked before setup
+  FaultSource faults_;  // --replay's lines or --plan's steps: checked before setup
 };
 
 int Runner::run() {
@@ -118,9 +118,9 @@ int Runner::run() {
     if (!find_runtime(c_.runtime)->manages_servers) {
       server_ = std::make_unique<ExternalServer>(std::move(server_), parse_endpoints(c_.opts.text("endpoints")).servers);
     }
-    if (!c_.replay.empty()) replay_lines_ = load_replay(c_, server_->nodes(), clients_, fault_options());
+    faults_ = load_fault_source(c_, server_->nodes(), clients_, fault_options());
   } catch (const std::exception& e) {
-    err_ << "fencecheck run: --replay: " << e.what() << "\n";
+    err_ << "fencecheck run: " << (c_.replay.empty() ? "--plan: " : "--replay: ") << e.what() << "\n";
     return kExitHarnessOrInput;
   }
   InterruptGuard guard;
@@ -157,6 +157,10 @@ void Runner::set_up() {
     throw HarnessError("cannot create control directory " + control_dir_.string());
   }
   dir_ = create_run_dir(c_.store, c_.name);
+  if (!c_.plan.empty()) {  // the run keeps its own copy: repro.sh reruns that one
+    fs::copy_file(c_.plan, dir_ / "plan.json");
+    c_.plan = (dir_ / "plan.json").string();
+  }
   nlohmann::json config = c_.to_json();
   config["command"] = c_.repro_args();
   const bool aims_at_clients = c_.opts.text("nemesis-targets") == kClientTargets;
@@ -243,24 +247,16 @@ void Runner::run_clients() {
   }
   nemesis_ctx_ = std::make_unique<NemesisContext>(
       NemesisContext{*net_, *server_processes_, *workers_, *clocks_, *fault_log_, time_});
-  // A replay's test phase lasts at least until its last recorded line (the stored run's
-  // final heal) is applied, so that no fault is lost to a few milliseconds of jitter.
-  std::chrono::nanoseconds replay_until{0};
-  if (c_.replay.empty()) {
-    schedule_ = std::make_unique<NemesisSchedule>(c_.nemesis, c_.opts.ms("nemesis-interval"),
-                                                  *c_.seed, *nemesis_ctx_, fault_options());
-  } else {
-    if (!replay_lines_.empty()) replay_until = replay_lines_.back().after + milliseconds(100);
-    schedule_ = std::make_unique<NemesisSchedule>(c_.nemesis, std::move(replay_lines_), *nemesis_ctx_,
-                                                  fault_options());
-  }
+  const std::chrono::nanoseconds replay_until = faults_.must_last();
+  schedule_ = faults_.make_schedule(c_, *nemesis_ctx_, fault_options());
   SessionShared shared{*history_, *workers_, *health_, running, next_process, next_element,
                        [this](const std::string& node) { schedule_->on_acquired(node); },
                        c_.opts.ms("ttl-ms"), c_.opts.ms("op-timeout-ms"),
                        static_cast<std::uint64_t>(c_.opts.integer("max-info")),
                        [this](const std::string& node) { schedule_->on_acquire_sent(node); },
                        [this](const std::string& node) { schedule_->on_acquire_ended(node); },
-                       [this](const std::string& node) { return schedule_->pause_in_acquire(node); }};
+                       [this](const std::string& node) { return schedule_->pause_in_acquire(node); },
+                       [this](const LockEvent& e) { schedule_->on_lock_event(e); }};
   std::vector<std::unique_ptr<WorkerSession>> sessions;
   for (int i = 0; i < concurrency; ++i) {
     sessions.push_back(std::make_unique<WorkerSession>(shared, clients_[static_cast<std::size_t>(i)], i,

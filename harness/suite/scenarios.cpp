@@ -27,6 +27,11 @@ const Args kRedlock3 = {"--backend", "redlock", "--backend-opt", "n=3", "--time-
 // the replies: a GC pause while the replies are in flight (K4).
 const Args kRepliesInFlight = {"--backend", "redlock", "--backend-opt", "stall_after_send_ms=1200",
                                "--backend-opt", "stall_every=5", "--nemesis", "none", "--time-limit", "15"};
+// Redlock over five masters and two clients, faults from a shipped plan (plans/).
+Args kRedlockTimeline(const std::string& plan) {
+  return {"--backend", "redlock", "--plan", plan, "--concurrency", "2", "--ttl-ms", "3000",
+          "--hold-ms", "1000", "--time-limit", "15"};
+}
 // A majority of the masters killed and started again; holds long enough to outlast a restart.
 const Args kKillMajority = join_args(kRedlock3, {"--nemesis", "kill-server", "--nemesis-targets", "majority",
                                             "--nemesis-interval", "1000", "--hold-ms", "600"});
@@ -46,12 +51,22 @@ std::vector<Scenario> make_scenarios() {
       // targets only 1 bump in 4 moved a majority forward, and a run of ~7 bumps missed in 1 of
       // 20 (suite --repeat 20, 2026-12-02); all three as targets, every second bump does, and
       // bumps twice as often make ~15 chances a run.
-      {"K3", "Redlock (3 masters), the masters' clocks jump, a majority of them forward",
+      {"K3", "Redlock (3 masters), the masters' clocks jump, a majority of them forward (the random variant)",
        "Redis expires keys by the wall clock: a jump on a majority frees the lock while its holder "
        "still holds it, and another client gets a quorum.",
        join_args(kRedlock3, {"--nemesis", "clock-bump", "--nemesis-targets", "all", "--clock-min-ms", "2500",
                         "--clock-max-ms", "5000", "--nemesis-interval", "500"}),
        {{"exclusion", I}}},
+      // Kleppmann's own timeline, step by step (plans/k3-exact.json, three times over): c1
+      // takes n1-n3 while n4, n5 are cut from it; n3's clock jumps past the lease; c2, cut
+      // from n1, n2, takes n3-n5. c1's hold (up to 1 s) outlasts c2's acquire (~50 ms).
+      {"K3-exact", "Redlock (5 masters), Kleppmann's timeline: one master's clock jumps between two partial quorums",
+       "A single clock jump on the one master two quorums share is enough: client 1 holds n1-n3, n3 "
+       "expires the key early, client 2 gets n3-n5 while client 1 still believes it holds.",
+       kRedlockTimeline("k3-exact"), {{"exclusion", I}}},
+      {"K3-exact-control", "Redlock (5 masters), the same timeline without the clock jump",
+       "The same partitions alone: client 2 cannot reach a quorum while client 1 holds n1-n3.",
+       kRedlockTimeline("k3-exact-control"), {{"exclusion", V}, {"resource", V}}},
       {"K3-control", "Redlock (3 masters), no faults",
        "With sane clocks and no pauses Redlock excludes.",
        join_args(kRedlock3, {"--nemesis", "none"}),

@@ -46,7 +46,12 @@ TEST(FaultRegistry, EveryFaultsFactoryMakesANemesisThatRunsIt) {
     ASSERT_NE(n, nullptr);
     std::size_t before = env.records().size();
     std::mt19937_64 rng(1);
-    n->start(f.name, rng);
+    if (f.planned_only) {  // never drawn: only a plan's step (a replayed line) acts
+      EXPECT_THROW(n->start(f.name, rng), std::invalid_argument);
+      n->replay("partition", {{"fault", f.name}, {"grudge", {{"c1", {"n1"}}, {"n1", {"c1"}}}}});
+    } else {
+      n->start(f.name, rng);
+    }
     n->on_acquired("c1");
     ASSERT_GT(env.records().size(), before) << "a fault always records what it did";
     const nlohmann::json first = env.records()[before].value;
