@@ -117,7 +117,8 @@ std::string CheckReport::summary() const {
     verdict.resize(9, ' ');
     line += verdict;
     if (r.verdict == Verdict::kInvalid) {
-      line += std::to_string(r.count) + (r.count == 1 ? " violation" : " violations");
+      line += !r.count_text.empty() ? r.count_text
+                                    : std::to_string(r.count) + (r.count == 1 ? " violation" : " violations");
       if (r.violations.size() < r.count) {
         line += " (showing " + std::to_string(r.violations.size()) + " of " + std::to_string(r.count) + ")";
       }

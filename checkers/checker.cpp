@@ -23,6 +23,7 @@ nlohmann::json CheckResult::to_json() const {
   j["shown"] = violations.is_array() ? violations.size() : 0;
   j["violations"] = violations;
   j["summary"] = summary;
+  if (!count_text.empty()) j["count_text"] = count_text;
   if (first_violation_at) j["first_violation_s"] = static_cast<double>(*first_violation_at) / 1e9;
   for (const auto& [k, v] : stats.items()) j[k] = v;
   return j;

@@ -29,6 +29,10 @@ std::string_view to_string(Verdict v);  // "valid", "invalid", "unknown", "skipp
 struct CheckResult {
   Verdict verdict = Verdict::kValid;
   std::uint64_t count = 0;                            // number of violations found
+  // How `count` reads in the summary line when the checker counts something other than
+  // plain violations, e.g. exclusion's "4 holds overlapped by 128 acquires"; empty: "N
+  // violations".
+  std::string count_text;
   nlohmann::json violations = nlohmann::json::array();  // the first few, with the ops
   // One plain sentence: the first violation, or why the checker skipped / could not decide.
   std::string summary;
@@ -38,7 +42,8 @@ struct CheckResult {
   std::optional<Nanos> first_violation_at;
 
   // {"valid": true|false|"unknown"|"skipped", "count", "shown" (violations kept, at most
-  //  count), "violations", "summary", "first_violation_s" (when set), ...stats}
+  //  count), "violations", "summary", "count_text" and "first_violation_s" (when set),
+  //  ...stats}
   nlohmann::json to_json() const;
 };
 

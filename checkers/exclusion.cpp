@@ -3,17 +3,26 @@
 // A hold starts when an acquire completes ok and ends at the invoke of the holder's next
 // release of that key, or at the holder's `lost` notice of that key (its library told it),
 // else at the invoke of the op whose info retired the holder, else at the last line of the
-// history. When the history has notices at all (a library that can say lost), each
-// violation also says whether the earlier holder had been told. Each key's holds are swept in order of start, keeping the
-// two latest-ending holds of distinct processes among those that started earlier: O(n log n)
-// at worst, O(n) when holds do not pile up.
+// history. Each key's holds are swept in order of start, keeping the two latest-ending
+// holds of distinct processes among those that started earlier: O(n log n) at worst, O(n)
+// when holds do not pile up. A hold that begins while a hold of another process is still in
+// force is an acquire inside the latest-ending such hold, its *partner*.
+//
+// Violations are grouped by the earlier hold: one group per hold that some acquire of
+// another process began inside, counting those acquires and keeping the first few. `count`
+// is the number of groups (holds overlapped), the stat `acquires_inside` the number of
+// acquires inside them (each acquire is in exactly one group: its partner's). When the
+// history has notices at all (a library that can say lost), each group also says whether
+// its holder had been told.
 //
 // Memory. Times never go backwards in file order (the readers enforce it; TimeOrderGuard
 // checks it), so every hold still to come starts at or after the current line's time
 // `now`, and holds arrive in order of start. A hold is judged, folded into the sweep's
 // two-hold summary and forgotten as soon as every hold that started no later than it is
 // known and closed: it started before `now` and before the key's oldest open hold. What is
-// kept per key is therefore the summary, the first few violations, and the holds that
+// kept per key is therefore the summary, the first few groups (each with its first few
+// acquires; a group's counter rides on its hold, which stays in the summary as long as
+// acquires can still begin inside it — there is no table of groups), and the holds that
 // started since the key's oldest open hold (or since the key's last event) — in a history
 // without overlaps, about one hold per process holding the key, whatever the length of
 // the history. A hold left open for long (a holder that never releases) keeps the holds of
@@ -23,6 +32,7 @@
 #include <deque>
 #include <limits>
 #include <optional>
+#include <vector>
 
 #include "checkers/safety.h"
 #include "checkers/tracking.h"
@@ -31,6 +41,9 @@ namespace fencecheck {
 namespace {
 
 enum class HoldEnd : std::uint8_t { kRelease, kRetired, kEndOfHistory, kLost };
+
+constexpr std::size_t kNoGroup = std::numeric_limits<std::size_t>::max();
+constexpr std::size_t kShownInside = 5;  // acquires inside a group kept in detail
 
 struct Hold {
   std::uint32_t key;
@@ -44,11 +57,14 @@ struct Hold {
   HoldEnd end_kind;
   bool open;                  // end not known yet
   std::uint64_t closed_order;  // holds starting at the same instant are judged in this order
+  std::uint64_t inside = 0;    // acquires of others that began inside it (it was their partner)
+  std::size_t group = kNoGroup;  // its group's place in `found_`, when kept in detail
 };
 
 // The latest-ending hold seen so far, and the latest-ending one of another process, so
 // that a hold always finds a partner of a different process if one overlaps it. Copies,
-// so that the holds they summarise can be forgotten.
+// so that the holds they summarise can be forgotten; a hold's group counters travel with
+// its copy, and a hold dropped from both can never be a partner again.
 struct Latest {
   std::optional<Hold> best;
   std::optional<Hold> other;  // latest end among processes != best->process
@@ -60,16 +76,17 @@ struct Latest {
       other = h;
     }
   }
-  const Hold* partner_of(const Hold& h) const {
+  Hold* partner_of(const Hold& h) {
     if (best && best->process != h.process) return &*best;
     return other ? &*other : nullptr;
   }
 };
 
-// One violation kept in detail: `held` overlapped `acquired`.
-struct Found {
+// One group kept in detail: the earlier hold, and the acquires that began inside it.
+struct Group {
   Hold held;
-  Hold acquired;
+  std::vector<Hold> inside;  // the first kShownInside
+  std::uint64_t acquires = 0;  // all of them
 };
 
 struct KeyHolds {
@@ -77,7 +94,7 @@ struct KeyHolds {
   std::uint64_t judged = 0;  // holds judged and dropped from the front of `pending`:
                              // a hold's sequence number minus `judged` is its position
   Latest before;             // every judged hold
-  std::size_t kept = 0;      // violations of this key kept in detail
+  std::size_t kept = 0;      // groups of this key kept in detail
 };
 
 class ExclusionChecker : public Checker {
@@ -105,7 +122,7 @@ class ExclusionChecker : public Checker {
       KeyHolds& k = key_holds(key);
       open_[e.process].push_back({key, k.judged + k.pending.size()});
       k.pending.push_back(Hold{key, nodes_.id(e.node), e.process, e.time, 0, e.index, 0, e.token,
-                               HoldEnd::kEndOfHistory, true, 0});
+                               HoldEnd::kEndOfHistory, true, 0, 0, kNoGroup});
       ++holds_;
       kept_peak_ = std::max(kept_peak_, ++kept_now_);
       judge(key, e.time);
@@ -125,20 +142,26 @@ class ExclusionChecker : public Checker {
     for (std::uint32_t key = 0; key < by_key_.size(); ++key) {
       judge(key, std::numeric_limits<Nanos>::max());
     }
-    // The first few of each key, earliest acquired first; equal times in key order.
-    std::stable_sort(found_.begin(), found_.end(), [](const Found& a, const Found& b) {
-      return a.acquired.start != b.acquired.start ? a.acquired.start < b.acquired.start
-                                                  : a.acquired.key < b.acquired.key;
+    // The first few groups of each key, earliest first acquire first; equal times in key
+    // order. Groups are made in order of their first acquire, so these are the earliest.
+    std::stable_sort(found_.begin(), found_.end(), [](const Group& a, const Group& b) {
+      const Hold& x = a.inside.front();
+      const Hold& y = b.inside.front();
+      return x.start != y.start ? x.start < y.start : x.key < y.key;
     });
     if (found_.size() > max_violations_) found_.resize(max_violations_);
     CheckResult r;
-    if (!found_.empty()) r.first_violation_at = found_.front().acquired.start;
-    for (const Found& f : found_) r.violations.push_back(violation_json(f.held, f.acquired));
-    r.count = count_;
+    if (!found_.empty()) r.first_violation_at = found_.front().inside.front().start;
+    for (const Group& g : found_) r.violations.push_back(group_json(g));
+    r.count = groups_;
     r.verdict = r.count == 0 ? Verdict::kValid : Verdict::kInvalid;
-    r.stats = {{"holds", holds_}, {"keys", keys_.size()}, {"holds_kept_peak", kept_peak_}};
-    // Lock libraries: how often they said `lost`, and how many violations' earlier holder
-    // was told (always during the overlap: a notice before it would have ended the hold).
+    if (r.count > 0) r.count_text = count_text();
+    r.stats = {{"holds", holds_},
+               {"keys", keys_.size()},
+               {"holds_kept_peak", kept_peak_},
+               {"acquires_inside", acquires_inside_}};
+    // Lock libraries: how often they said `lost`, and how many overlapped holds' holder was
+    // told (always during the overlap: a notice before it would have ended the hold).
     if (said_lost_) r.stats.update({{"lost_notices", lost_notices_}, {"violations_told", told_}});
     if (holds_ == 0) {
       r.verdict = Verdict::kSkipped;
@@ -147,7 +170,7 @@ class ExclusionChecker : public Checker {
     }
     r.summary = r.count == 0 ? std::to_string(holds_) + " holds on " + std::to_string(keys_.size()) +
                                    " key(s), none overlapping"
-                             : sentence(found_.front().held, found_.front().acquired);
+                             : sentence(found_.front());
     return r;
   }
 
@@ -212,21 +235,44 @@ class ExclusionChecker : public Checker {
     }
   }
 
+  // `group_size` holds starting at the same instant, at the front of k.pending.
   void judge_group(KeyHolds& k, std::size_t group_size) {
-    Latest group;
+    Latest group;  // copies, to find a partner among them: the counters go on k.pending's
     for (std::size_t i = 0; i < group_size; ++i) {
       if (k.pending[i].end > k.pending[i].start) group.add(k.pending[i]);
     }
     for (std::size_t i = 0; i < group_size; ++i) {
       const Hold& cur = k.pending[i];
-      const Hold* partner = k.before.partner_of(cur);
+      Hold* partner = k.before.partner_of(cur);
       if (partner == nullptr || partner->end <= cur.start) partner = nullptr;
-      if (partner == nullptr && cur.end > cur.start) partner = group.partner_of(cur);
-      if (partner == nullptr) continue;
-      ++count_;
-      if (partner->end_kind == HoldEnd::kLost) ++told_;
-      if (k.kept++ < max_violations_) found_.push_back(Found{*partner, cur});
+      if (partner == nullptr && cur.end > cur.start) {
+        if (const Hold* p = group.partner_of(cur)) {
+          for (std::size_t j = 0; j < group_size; ++j) {
+            if (k.pending[j].acquire_index == p->acquire_index) partner = &k.pending[j];
+          }
+        }
+      }
+      if (partner != nullptr) count_inside(k, *partner, cur);
     }
+  }
+
+  // `cur` began inside `held`, a hold of another process (closed and judged, or of cur's
+  // own batch): counted in held's group, made on its first acquire.
+  void count_inside(KeyHolds& k, Hold& held, const Hold& cur) {
+    ++acquires_inside_;
+    if (held.inside++ == 0) {
+      ++groups_;
+      if (held.end_kind == HoldEnd::kLost) ++told_;
+      if (k.kept < max_violations_) {
+        ++k.kept;
+        held.group = found_.size();
+        found_.push_back(Group{held, {}, 0});
+      }
+    }
+    if (held.group == kNoGroup) return;
+    Group& g = found_[held.group];
+    ++g.acquires;
+    if (g.inside.size() < kShownInside) g.inside.push_back(cur);
   }
 
   nlohmann::json hold_json(const Hold& h) const {
@@ -239,14 +285,27 @@ class ExclusionChecker : public Checker {
     return j;
   }
 
-  nlohmann::json violation_json(const Hold& a, const Hold& b) const {
-    nlohmann::json j = {{"key", keys_.name(a.key)}, {"held", hold_json(a)}, {"acquired", hold_json(b)},
-                        {"message", sentence(a, b)}};
-    if (said_lost_) j["holder_told"] = a.end_kind == HoldEnd::kLost;
+  // "held": the earlier hold; "acquired": the first acquire inside it; "inside": the first
+  // few (that one included); "acquires_inside": how many in all.
+  nlohmann::json group_json(const Group& g) const {
+    nlohmann::json inside = nlohmann::json::array();
+    for (const Hold& h : g.inside) inside.push_back(hold_json(h));
+    nlohmann::json j = {{"key", keys_.name(g.held.key)},      {"held", hold_json(g.held)},
+                        {"acquired", hold_json(g.inside.front())}, {"acquires_inside", g.acquires},
+                        {"inside", std::move(inside)},         {"message", sentence(g)}};
+    if (said_lost_) j["holder_told"] = g.held.end_kind == HoldEnd::kLost;
     return j;
   }
 
-  std::string sentence(const Hold& a, const Hold& b) const {
+  // "4 holds overlapped by 128 acquires"
+  std::string count_text() const {
+    return std::to_string(groups_) + (groups_ == 1 ? " hold" : " holds") + " overlapped by " +
+           std::to_string(acquires_inside_) + (acquires_inside_ == 1 ? " acquire" : " acquires");
+  }
+
+  std::string sentence(const Group& g) const {
+    const Hold& a = g.held;
+    const Hold& b = g.inside.front();
     std::string until = a.end_kind == HoldEnd::kEndOfHistory
                             ? "until the end of the history at " + format_seconds(a.end)
                             : "to " + format_seconds(a.end);
@@ -256,9 +315,12 @@ class ExclusionChecker : public Checker {
     } else if (said_lost_) {
       told = "; the library stayed silent";
     }
+    const std::string first = describe_process(b.process, nodes_.name(b.node));
+    const std::string others = g.acquires == 1 ? first + " acquired it at "
+                                               : "others acquired it " + std::to_string(g.acquires) +
+                                                     " times, first " + first + " at ";
     return describe_process(a.process, nodes_.name(a.node)) + " held " + keys_.name(a.key) +
-           " from " + format_seconds(a.start) + " " + until + " while " +
-           describe_process(b.process, nodes_.name(b.node)) + " acquired it at " +
+           " from " + format_seconds(a.start) + " " + until + " while " + others +
            format_seconds(b.start) + told;
   }
 
@@ -269,8 +331,9 @@ class ExclusionChecker : public Checker {
   InFlightInvokes invokes_;
   std::vector<KeyHolds> by_key_;  // by key id
   std::unordered_map<std::int64_t, std::vector<OpenHold>> open_;  // process → its open holds
-  std::vector<Found> found_;
-  std::uint64_t count_ = 0;
+  std::vector<Group> found_;  // the first few groups of each key
+  std::uint64_t groups_ = 0;            // holds overlapped: the count
+  std::uint64_t acquires_inside_ = 0;   // acquires inside them
   std::uint64_t holds_ = 0;
   std::uint64_t closed_ = 0;
   std::uint64_t kept_now_ = 0;   // holds in every key's `pending`
@@ -278,7 +341,7 @@ class ExclusionChecker : public Checker {
   Nanos last_time_ = 0;
   bool said_lost_ = false;  // the history has lost notices: violations say who was told
   std::uint64_t lost_notices_ = 0;
-  std::uint64_t told_ = 0;  // violations whose earlier holder's hold ended at a lost notice
+  std::uint64_t told_ = 0;  // groups whose hold ended at a lost notice: its holder was told
 };
 
 }  // namespace

@@ -6,7 +6,9 @@
 // One <testsuite> per suite — a run (`fencecheck report --junit`) or a scenario of several
 // runs (`fencecheck suite`) — and in it one <testcase> per checker per run, classname
 // the run:
-//   valid → passed; invalid → <failure message="the first violation">; unknown → <error>;
+//   valid → passed; invalid → <failure message="the first violation"> whose text is the
+//   count (the checker's count_text when it has one, e.g. "4 holds overlapped by 128
+//   acquires") and the listed violations; unknown → <error>;
 //   skipped → <skipped> (a scenario run instead has one testcase "prediction", see
 //   JunitRun); plus a testcase "run" that is an <error> when the run itself is
 //   undecided (results.json's unknown_reasons: a bench problem, an interruption), when it

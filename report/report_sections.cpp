@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <map>
 
+#include "checkers/history.h"
 #include "report/html.h"
 
 namespace fencecheck::report {
@@ -83,6 +84,38 @@ std::string op_rows(const json& ops, const char* cls) {
   return rows;
 }
 
+std::int64_t int_of(const json& j, const char* k, std::int64_t def = 0) {
+  return j.is_object() && j.contains(k) && j[k].is_number_integer() ? j[k].get<std::int64_t>() : def;
+}
+
+// One hold of an exclusion group: "process 2 (c2) acquired it at 0.010 s, held to 0.015 s
+// (release), token 7".
+std::string inside_hold_text(const json& h) {
+  std::string s = describe_process(int_of(h, "process"), str_of(h, "node")) + " acquired it at " +
+                  format_seconds(int_of(h, "start"));
+  const std::string ended_by = str_of(h, "ended_by");
+  s += ended_by == "end-of-history" ? ", held to the end of the history"
+                                    : ", held to " + format_seconds(int_of(h, "end")) + " (" + ended_by + ")";
+  if (member(h, "token").is_number_integer()) s += ", token " + std::to_string(int_of(h, "token"));
+  return s;
+}
+
+// Under an exclusion group (a hold and the acquires of others inside it): the first few
+// acquires, and how many more results.json counted.
+std::string inside_html(const json& v) {
+  const json& inside = member(v, "inside");
+  if (!inside.is_array() || inside.empty()) return "";
+  std::string items;
+  for (const auto& h : inside) items += tag("li", esc(inside_hold_text(h)));
+  const std::uint64_t all = uint_of(v, "acquires_inside", inside.size());
+  if (all > inside.size()) {
+    const std::uint64_t more = all - inside.size();
+    items += tag("li", "… and " + std::to_string(more) + (more == 1 ? " more acquire" : " more acquires") +
+                           " inside this hold (" + std::to_string(all) + " in all)", "more");
+  }
+  return tag("ul", items, "inside");
+}
+
 }  // namespace
 
 std::string format_duration(Nanos d) {
@@ -146,7 +179,7 @@ std::string verdicts_html(const RunInfo& info) {
     const std::string v = verdict_text(member(c, "valid"));
     const json& list = c.contains("violations") && c["violations"].is_array() ? c["violations"] : json::array();
     const std::uint64_t count = uint_of(c, "count");
-    std::string n = std::to_string(count);
+    std::string n = str_of(c, "count_text", std::to_string(count));  // exclusion: "4 holds overlapped by …"
     if (list.size() < count) n += " (" + std::to_string(list.size()) + " shown)";
     const std::string first = !list.empty() ? violation_message(list[0]) : str_of(c, "summary");
     rows += "<tr><td>" + esc(name) + "</td><td><span class=\"verdict v-" + esc(v) + "\">" + esc(v) + "</span></td><td>" +
@@ -163,7 +196,7 @@ std::string violations_html(const RunInfo& info, const std::vector<ViolationRef>
     const ViolationRef& v = violations[k];
     items += "<li data-v=\"" + std::to_string(k) + "\" id=\"v-" + std::to_string(k) + "\"><a href=\"#timeline\">" +
              "<span class=\"checker\">" + esc(v.checker) + "</span> " + esc(violation_message(*v.violation)) +
-             "</a></li>";
+             "</a>" + inside_html(*v.violation) + "</li>";
   }
   std::string more;
   for (const auto& [name, c] : checkers_of(info).items()) {

@@ -22,7 +22,8 @@ std::string format_duration(Nanos d);
 std::string header_html(const RunInfo& info, const Timeline& t);
 // One row per checker: verdict, violations (shown of count), the first violation.
 std::string verdicts_html(const RunInfo& info);
-// Every listed violation, each an <li data-v="k"> that the script links to the timeline.
+// Every listed violation, each an <li data-v="k"> that the script links to the timeline;
+// under an exclusion group, the first acquires inside its hold and how many more.
 std::string violations_html(const RunInfo& info, const std::vector<ViolationRef>& violations);
 // Per linearizability violation: the op that could not be placed, the end of the longest
 // linearizable prefix, the ops concurrent with it, and a <canvas> the script draws them on.

@@ -26,8 +26,8 @@ TEST(CheckCli, ExampleRunIsInvalidWithExit1) {
   HistoryBuilder tmp;
   auto r = fencecheck("check " + kExample + " --out " + tmp.dir() + "/results.json");
   EXPECT_EQ(r.code, 1) << r.out;
-  EXPECT_NE(r.out.find("exclusion     invalid"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("process 1 (c1) held l0 from 0.102 s to 2.110 s while process 2 (c2) acquired it at 1.152 s"),
+  EXPECT_NE(r.out.find("exclusion     invalid  1 hold overlapped by 1 acquire: process 1 (c1) held l0 from 0.102 s to "
+                        "2.110 s while process 2 (c2) acquired it at 1.152 s"),
             std::string::npos)
       << r.out;
   auto results = nlohmann::json::parse(std::ifstream(tmp.dir() + "/results.json"));
@@ -65,6 +65,8 @@ TEST(CheckCli, JsonPrintsResults) {
   EXPECT_EQ(r.code, 1);
   auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["checkers"]["exclusion"]["count"], 1);
+  EXPECT_EQ(j["checkers"]["exclusion"]["acquires_inside"], 1);
+  EXPECT_EQ(j["checkers"]["exclusion"]["count_text"], "1 hold overlapped by 1 acquire");
   EXPECT_FALSE(j["checkers"].contains("tokens"));
 }
 

@@ -20,8 +20,18 @@ HistoryBuilder overlapping_holds(int holders) {
   return h;
 }
 
+// Three locks, each held by one process to the end of the history and taken by another
+// inside that hold: three violations of exclusion.
+HistoryBuilder three_overlapped_locks() {
+  HistoryBuilder h;
+  for (int k = 1; k <= 3; ++k) h.acquire(k, "l" + std::to_string(k), 2 * k, 2 * k + 1);
+  for (int k = 1; k <= 3; ++k) h.acquire(10 + k, "l" + std::to_string(k), 20 + k, 21 + k);
+  h.nemesis("pause", 100);
+  return h;
+}
+
 TEST(CheckReport, ViolationsSayHowManyWereKept) {
-  HistoryBuilder h = overlapping_holds(4);
+  HistoryBuilder h = three_overlapped_locks();
   CheckRequest req;
   req.history = h.history_path();
   req.checkers = {"exclusion"};
@@ -33,13 +43,36 @@ TEST(CheckReport, ViolationsSayHowManyWereKept) {
   EXPECT_EQ(j["count"], 3);
   EXPECT_EQ(j["shown"], 2);
   EXPECT_EQ(j["violations"].size(), 2u);
-  EXPECT_NE(report.summary().find("3 violations (showing 2 of 3), first: "), std::string::npos) << report.summary();
+  EXPECT_NE(report.summary().find("exclusion     invalid  3 holds overlapped by 3 acquires (showing 2 of 3), first: "),
+            std::string::npos)
+      << report.summary();
 
   req.options.max_violations = 10;  // nothing cut: no "showing"
   CheckReport all = run_checks(req);
   EXPECT_EQ(all.to_json(req)["checkers"]["exclusion"]["shown"], 3);
   EXPECT_EQ(all.summary().find("showing"), std::string::npos) << all.summary();
-  EXPECT_NE(all.summary().find("3 violations, first: "), std::string::npos) << all.summary();
+  EXPECT_NE(all.summary().find("3 holds overlapped by 3 acquires, first: "), std::string::npos) << all.summary();
+}
+
+// A checker without a count_text counts plain violations; one with it is read its way.
+TEST(CheckReport, TheSummaryLineReadsTheCountAsTheCheckerSays) {
+  CheckReport report;
+  CheckResult plain;
+  plain.verdict = Verdict::kInvalid;
+  plain.count = 2;
+  plain.violations = json::array({json::object(), json::object()});
+  plain.summary = "first";
+  report.results.emplace_back("resource", plain);
+  CheckResult grouped = plain;
+  grouped.count = 1;
+  grouped.violations = json::array({json::object()});
+  grouped.count_text = "1 hold overlapped by 7 acquires";
+  report.results.emplace_back("exclusion", grouped);
+  EXPECT_EQ(report.summary(),
+            "resource      invalid  2 violations, first: first\n"
+            "exclusion     invalid  1 hold overlapped by 7 acquires: first\n");
+  EXPECT_EQ(grouped.to_json()["count_text"], "1 hold overlapped by 7 acquires");
+  EXPECT_FALSE(plain.to_json().contains("count_text"));
 }
 
 // A checker that throws `T` from observe() at event `at`, or from finish() when at < 0.

@@ -192,13 +192,16 @@ TEST(Exclusion, SimultaneousStartsOverlapOnlyWhenBothHoldsLast) {
   EXPECT_EQ(empty.result("exclusion").verdict, Verdict::kValid);
 }
 
-TEST(Exclusion, CountsEveryOverlappedHold) {
+TEST(Exclusion, AcquiresInsideOneHoldAreOneViolation) {
   HistoryBuilder h;  // p1 holds for the whole history; p2..p4 each acquire inside it
   h.acquire(1, "l0", 0, 1);
   for (int p = 2; p <= 4; ++p) h.acquire(p, "l0", p * 10, p * 10 + 1).release(p, "l0", p * 10 + 2, p * 10 + 3);
   auto r = h.result("exclusion");
-  EXPECT_EQ(r.count, 3u);
-  EXPECT_EQ(r.violations.size(), 3u);
+  EXPECT_EQ(r.count, 1u) << "one hold overlapped";
+  EXPECT_EQ(r.stats["acquires_inside"], 3);
+  ASSERT_EQ(r.violations.size(), 1u);
+  EXPECT_EQ(r.violations[0]["acquires_inside"], 3);
+  EXPECT_EQ(r.violations[0]["inside"].size(), 3u);
 }
 
 TEST(Exclusion, NemesisLinesExtendTheEndOfHistory) {
@@ -240,7 +243,8 @@ TEST(ExclusionPruning, AHoldIsNotJudgedWhileAnEarlierHoldMayStillEnd) {
   };
   auto ok = run("ok");
   EXPECT_EQ(ok.verdict, Verdict::kInvalid) << ok.summary;
-  EXPECT_EQ(ok.count, 2u);
+  EXPECT_EQ(ok.count, 1u) << "p1's one hold, overlapped by p2 and p3";
+  EXPECT_EQ(ok.stats["acquires_inside"], 2);
   EXPECT_EQ(ok.violations[0]["held"]["end"], 600'000'000);
   auto info = run("info");
   EXPECT_EQ(info.verdict, Verdict::kValid) << info.summary;
@@ -287,16 +291,25 @@ TEST(ExclusionPruning, NonOverlappingHoldsKeepStateOfTheProcessesNotOfTheHistory
 }
 
 TEST(ExclusionPruning, ViolationsBeyondTheShownOnesAreCountedAndTheEarliestShown) {
-  HistoryBuilder h;  // p1 holds l0 throughout; 30 others acquire inside it, on two keys
-  h.acquire(1, "l0", 0, 1).acquire(1, "l1", 1, 2);
+  HistoryBuilder h;  // 30 holds, on two keys in turn, each overlapped by two acquires of others
   for (int i = 0; i < 30; ++i) {
-    std::string key = i % 2 ? "l1" : "l0";
-    h.acquire(2 + i, key, 10 + i * 3, 11 + i * 3).release(2 + i, key, 12 + i * 3, 12.5 + i * 3);
+    const std::string key = i % 2 ? "l1" : "l0";
+    const double t = 10.0 * i;
+    h.acquire(100 + i, key, t, t + 1);
+    h.acquire(200 + i, key, t + 2, t + 3).release(200 + i, key, t + 4, t + 4.5);
+    h.acquire(300 + i, key, t + 5, t + 6).release(300 + i, key, t + 7, t + 7.5);
+    h.release(100 + i, key, t + 8, t + 9);
   }
   auto r = h.result("exclusion");
   EXPECT_EQ(r.count, 30u);
+  EXPECT_EQ(r.stats["acquires_inside"], 60);
+  EXPECT_EQ(r.count_text, "30 holds overlapped by 60 acquires");
   ASSERT_EQ(r.violations.size(), 10u);
-  for (int i = 0; i < 10; ++i) EXPECT_EQ(r.violations[i]["acquired"]["process"], 2 + i);
+  for (int i = 0; i < 10; ++i) {
+    EXPECT_EQ(r.violations[i]["held"]["process"], 100 + i);
+    EXPECT_EQ(r.violations[i]["acquired"]["process"], 200 + i);
+    EXPECT_EQ(r.violations[i]["acquires_inside"], 2);
+  }
 }
 
 TEST(ExclusionPruning, TimeGoingBackwardsIsRefusedNotJudgedByEitherPruningChecker) {

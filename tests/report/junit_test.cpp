@@ -120,6 +120,29 @@ TEST(Junit, ValidatesAgainstTheJunitSchemaForEveryKindOfRun) {
   EXPECT_GE(count_of(xml, "<failure "), 2u);  // exclusion (and linearizable) in both suites
 }
 
+// A paused holder's lock taken three times, twice: the exclusion failure counts the two
+// holds overlapped and the acquires inside them, and lists each hold once.
+HistoryBuilder two_overlapped_holds() {
+  HistoryBuilder h;
+  for (int g = 0; g < 2; ++g) {
+    const double t = 100.0 * g;
+    h.acquire(1 + 10 * g, "l0", t, t + 1);
+    for (int i = 1; i <= 3; ++i) h.acquire(1 + 10 * g + i, "l0", t + 10 * i, t + 10 * i + 1).release(1 + 10 * g + i, "l0", t + 10 * i + 2, t + 10 * i + 3);
+    h.release(1 + 10 * g, "l0", t + 50, t + 51);
+  }
+  return h;
+}
+
+TEST(Junit, AnExclusionFailureCountsHoldsOverlappedAndListsEachOnce) {
+  HistoryBuilder h = two_overlapped_holds();
+  const std::string xml = junit_xml({{"s", {junit_run(make_run(h))}}});
+  EXPECT_NE(xml.find(">2 holds overlapped by 6 acquires\n- process 1 (c1) held l0 from 0.001 s to 0.050 s while others "
+                     "acquired it 3 times, first process 2 (c2) at 0.011 s\n- process 11 (c11) held l0 from 0.101 s"),
+            std::string::npos)
+      << xml;
+  EXPECT_EQ(count_of(xml, "\n- process"), 2u) << xml;
+}
+
 TEST(Junit, WriteJunitWritesTheDocument) {
   HistoryBuilder tmp;
   const fs::path file = fs::path(tmp.dir()) / "out.xml";

@@ -85,6 +85,36 @@ TEST(RunReport, EachViolationFocusesOnTheOpsItNames) {
   EXPECT_TRUE(stale && exclusion) << data["viol"];
 }
 
+// An exclusion violation is a hold and the acquires of others inside it: the list shows
+// the hold once, then the first acquires inside it and how many more; the verdict table
+// counts holds overlapped and acquires; the focus spans the hold and the acquires shown.
+TEST(RunReport, AnExclusionViolationShowsTheHoldAndTheAcquiresInsideIt) {
+  HistoryBuilder h;  // p1 holds l0 from 1 ms to 100 ms; p2..p8 take it inside
+  h.acquire(1, "l0", 0, 1, 1);
+  for (int p = 2; p <= 8; ++p) h.acquire(p, "l0", 10 * p, 10 * p + 1, p).release(p, "l0", 10 * p + 2, 10 * p + 3, p);
+  h.release(1, "l0", 100, 101, 1);
+  fs::path dir = make_run(h);
+  const std::string html = render_run_report(dir);
+  EXPECT_NE(html.find("<td>1 hold overlapped by 7 acquires</td>"), std::string::npos) << html;
+  EXPECT_NE(html.find("process 1 (c1) held l0 from 0.001 s to 0.100 s while others acquired it 7 times, first process "
+                      "2 (c2) at 0.021 s</a><ul class=\"inside\"><li>process 2 (c2) acquired it at 0.021 s, held to "
+                      "0.022 s (release), token 2</li>"),
+            std::string::npos)
+      << html;
+  EXPECT_NE(html.find("<li>process 6 (c6) acquired it at 0.061 s, held to 0.062 s (release), token 6</li>"
+                      "<li class=\"more\">… and 2 more acquires inside this hold (7 in all)</li></ul></li>"),
+            std::string::npos)
+      << html;
+  EXPECT_EQ(count_of(html, "<span class=\"checker\">exclusion</span>"), 1u) << "one violation, not one per acquire";
+  json data = embedded_data(html);
+  ASSERT_GE(data["viol"].size(), 1u);
+  const json& v = data["viol"][0];
+  ASSERT_EQ(v["c"], "exclusion");
+  EXPECT_EQ(v["p"], json({1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(v["from"], 1000);
+  EXPECT_EQ(v["to"], 100000);
+}
+
 TEST(RunReport, NothingFromTheHistoryCanCloseTheScriptElement) {
   HistoryBuilder h;
   const std::string evil = "</script><script>alert(1)</script><!--";
