@@ -8,6 +8,7 @@
 #include "harness/check_command.h"
 #include "harness/resource/resource_server.h"
 #include "harness/run/run_command.h"
+#include "harness/shrink/shrink_command.h"
 #include "harness/suite/suite_command.h"
 #include "harness/clean_command.h"
 #include "harness/preflight_command.h"
@@ -21,6 +22,7 @@ int main(int argc, char** argv) {
   fencecheck::add_run_command(app);
   fencecheck::add_check_command(app);
   fencecheck::add_suite_command(app);
+  fencecheck::add_shrink_command(app);
   fencecheck::add_clean_command(app);
   fencecheck::add_preflight_command(app);
   fencecheck::add_report_commands(app);

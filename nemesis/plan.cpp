@@ -7,6 +7,8 @@
 #include <set>
 #include <sstream>
 
+#include "nemesis/nemesis.h"
+#include "nemesis/replay_check.h"
 #include "platform/errors.h"
 #include "platform/named_registry.h"
 
@@ -160,6 +162,23 @@ void read_action(StepReader& r, PlanStep& step, const Nodes& nodes, Simulated& s
     holder_check("node", node, false);
     if (!step.for_ms) r.fail("for_ms", "is missing: a pause needs its length");
     step.fault = nodes.is_server(node) ? "pause-server" : "pause-client";
+  } else if (step.action == "replay") {
+    const std::string f = r.text("f");
+    const nlohmann::json& value = r.at("value");
+    if (!value.is_object() || !value.contains("fault") || !value["fault"].is_string()) {
+      r.fail("value", "must be a nemesis line's value, an object naming its \"fault\"");
+    }
+    step.fault = value["fault"].get<std::string>();
+    const FaultInfo* info = find_fault(step.fault);
+    if (info == nullptr) r.fail("value", "unknown fault \"" + step.fault + "\"; faults: " + fault_names());
+    try {  // the family's own replay() reads it, over stand-ins that check every node
+      check_replay({step.fault}, {ReplayLine{{}, f, value, step.line}}, nodes.servers, nodes.clients,
+                   default_fault_options(), "");
+    } catch (const InputError& e) {
+      const std::string why = e.what();
+      const std::size_t at = why.find("cannot be replayed: ");
+      r.fail("value", at == std::string::npos ? why : why.substr(at + 20));
+    }
   } else if (step.action == "kill" || step.action == "restart") {
     const bool servers_only = step.action == "restart";
     std::optional<bool> on_servers;
@@ -271,6 +290,8 @@ const std::vector<PlanActionInfo>& plan_actions() {
       {"kill", "SIGKILL processes, \"nodes\": [...] (all servers or all clients); restart after for_ms (default 0)",
        {"nodes"}, {"kill-server", "kill-client"}},
       {"restart", "stop servers gracefully and start them again, \"nodes\": [...]", {"nodes"}, {"restart-server"}, false},
+      {"replay", "apply a recorded nemesis line again, \"f\" and \"value\" as history.jsonl has them (what "
+       "`fencecheck shrink` writes)", {"f", "value"}, {}, false},
   };
   return actions;
 }

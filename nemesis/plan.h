@@ -8,7 +8,7 @@
 //                               the next such lock event after the previous step; "holder"
 //                               is any client, and becomes "the holder" later steps may name
 //   actions   "do": one of plan_actions() (cut, heal-cut, clock, clock-reset, pause, kill,
-//             restart), with that action's fields, and an optional "for_ms": how long it
+//             restart, and replay: any recorded nemesis line), with that action's fields, and an optional "for_ms": how long it
 //             lasts (a cut or a clock offset is undone after it; a pause lasts it; killed
 //             nodes stay down for it).
 // Steps run in order, one after the other. A step an event fires is applied on that

@@ -90,6 +90,8 @@ void PlanCursor::fire_locked(const PlanStep& s, Instant now, std::optional<Insta
     out.push_back({"kill",
                    {{"fault", s.fault}, {"targets", bound(p.at("nodes"))}, {"restart_ms", s.for_ms ? s.for_ms->count() : 0}},
                    planned, s.number});
+  } else if (s.action == "replay") {
+    out.push_back({p.at("f").get<std::string>(), p.at("value"), planned, s.number});
   } else if (s.action == "restart") {
     out.push_back({"restart", {{"fault", s.fault}, {"targets", p.at("nodes")}}, planned, s.number});
   }

@@ -56,7 +56,9 @@ void shrink_faults(Search& s, ShrinkResult& r) {
   // Tries a fault set not tried before; true if it reproduced (it is then kept).
   auto test = [&](const std::string& phase, std::vector<std::size_t> faults) {
     if (!tried.insert(faults).second) return false;
-    return s.attempt(phase, ShrinkCandidate{std::move(faults), r.final_candidate.length_s});
+    double length = r.final_candidate.length_s;
+    if (r.options.fit_length) length = std::min(length, r.options.fit_length(faults));
+    return s.attempt(phase, ShrinkCandidate{std::move(faults), length});
   };
   std::size_t n = 2;
   while (r.final_candidate.faults.size() >= 2 && !s.stopped()) {

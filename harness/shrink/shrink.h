@@ -78,6 +78,9 @@ struct ShrinkOptions {
   // The smallest meaningful length for a candidate's faults (e.g. its last fault's end
   // plus a margin); empty: min_length_s alone.
   std::function<double(const ShrinkCandidate&)> length_floor;
+  // The length a fault subset is tried at during ddmin (e.g. its faults' span plus a
+  // margin), never above the kept length; empty: the kept length. A subset kept keeps it.
+  std::function<double(const std::vector<std::size_t>&)> fit_length;
 };
 
 // One candidate the search tried.

@@ -97,6 +97,10 @@ TEST(PlanRead, RefusesBadPlansNamingFileLineStepAndField) {
       {"[{\"at_ms\": 0, \"client\": \"c1\", \"do\": \"clock\", \"offsets\": {\"n1\": 5}}]", "belongs to an \"on\""},
       {"[{\"on\": \"release\", \"client\": \"c1\", \"do\": \"clock\", \"offsets\": {\"holder\": 5}}]",
        "cannot name \"holder\" here"},
+      {R"([{"at_ms": 0, "do": "replay", "f": "pause", "value": {"fault": "pause-server", "targets": ["n9"], "ms": 5}}])",
+       "field 'value': step 1: node \"n9\" is not a server"},
+      {R"([{"at_ms": 0, "do": "replay", "f": "pause", "value": {"fault": "pause-nothing"}}])", "unknown fault"},
+      {R"([{"at_ms": 0, "do": "replay", "f": "explode", "value": {"fault": "pause-server"}}])", "cannot replay \"explode\""},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.text);

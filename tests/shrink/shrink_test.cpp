@@ -238,6 +238,24 @@ TEST(Shrink, LengthFloorComesFromTheCaller) {
   EXPECT_EQ(std::count_if(r.steps.begin(), r.steps.end(), [](const ShrinkStep& s) { return s.phase == "length"; }), 1);
 }
 
+TEST(Shrink, FaultSubsetsAreTriedAtTheirFittedLength) {
+  FakeReplayer fake({3}, 0);
+  ShrinkOptions o;
+  o.fit_length = [](const Faults& f) { return 2.0 + static_cast<double>(f.size()); };  // never above the kept
+  ShrinkResult r = shrink(8, 60, fake, o);
+  EXPECT_EQ(r.final_candidate.faults, (Faults{3}));
+  EXPECT_LE(r.final_candidate.length_s, 3.0);
+  for (const ShrinkStep& s : r.steps) {
+    if (s.phase == "original") {
+      EXPECT_DOUBLE_EQ(s.candidate.length_s, 60.0) << "the original keeps its length";
+    }
+    if (s.phase == "faults") {
+      EXPECT_DOUBLE_EQ(s.candidate.length_s, std::min(60.0, 2.0 + static_cast<double>(s.candidate.faults.size())));
+    }
+  }
+  expect_consistent_log(r, fake);
+}
+
 TEST(Shrink, JsonRecordsEveryStepAndTheFinalRate) {
   FakeReplayer fake({1}, 20);
   ShrinkOptions o;
