@@ -151,7 +151,7 @@ std::vector<PlannedLine> PlanCursor::on_event(const LockEvent& e, Instant now) {
   holder_ = e.client;
   ++next_;
   batch_has_step_ = true;
-  fire_locked(s, now, std::nullopt, out);
+  fire_locked(s, now, now, out);  // due the instant its event came
   last_applied_ = now;
   chain_locked(now, out);  // the steps right after it with no delay
   busy_ = !out.empty();

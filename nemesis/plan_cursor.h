@@ -34,7 +34,7 @@ namespace fencecheck {
 struct PlannedLine {
   std::string f;
   nlohmann::json value;  // has "fault"
-  std::optional<TimeSource::Instant> planned;  // when it was due; nullopt: an event fired it
+  std::optional<TimeSource::Instant> planned;  // when it was due: an event's step, the event's instant
   std::size_t step = 0;                        // the plan step it comes from
 };
 

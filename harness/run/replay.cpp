@@ -56,8 +56,14 @@ std::vector<ReplayLine> read_replay_lines(const std::string& run_dir) {
       throw InputError(file, e.line, "value.fault", "a nemesis line to replay must name its fault");
     }
     if (value.contains("not_applied")) continue;  // it changed nothing
-    value.erase("planned_ns");                    // the replaying run plans its own
-    recorded.push_back({e.time, ReplayLine{{}, e.f_name, std::move(value), e.line}});
+    // Due when the stored run meant it to happen, which is when its action began: the
+    // line was recorded once the action had taken effect (a cut: up to a few hundred ms).
+    std::int64_t due = e.time;
+    if (const auto& planned = value.value("planned_ns", nlohmann::json()); planned.is_number_integer()) {
+      due = std::min(due, planned.get<std::int64_t>());
+    }
+    value.erase("planned_ns");  // the replaying run plans its own
+    recorded.push_back({due, ReplayLine{{}, e.f_name, std::move(value), e.line}});
   }
   std::vector<ReplayLine> lines;
   for (auto& r : recorded) {

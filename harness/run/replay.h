@@ -24,7 +24,8 @@ namespace fencecheck {
 RunConfig replayed_config(const RunConfig& given);
 
 // The stored run's nemesis lines, due at the same offsets from the start of its test
-// phase: its first client invoke (its setup took its own time, so offsets from its t0 would
+// phase — each at the instant it was planned for (planned_ns: when its action began), or
+// when it was recorded if it has none — measured from its first client invoke (its setup took its own time, so offsets from its t0 would
 // shift every fault by the difference in setup times).
 std::vector<ReplayLine> read_replay_lines(const std::string& run_dir);
 

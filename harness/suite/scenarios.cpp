@@ -60,8 +60,8 @@ std::vector<Scenario> make_scenarios() {
       // Kleppmann's own timeline, step by step (plans/k3-exact.json, three times over): c1
       // takes n1-n3 while n4, n5 are cut from it; n3's clock jumps past the lease; c2, cut
       // from n1, n2, takes n3-n5. c1's hold (up to 1 s) outlasts c2's acquire (~50 ms).
-      // Each cycle begins as c1 releases, so that no key of c1's lingers on n4 or n5 (a
-      // hold cut off from them could not delete it there: a run missed all three cycles so).
+      // c2 is held off first and c1 is cut from n4, n5 only as it releases, so that no key
+      // of c1's lingers there (docs/plans.md says how two earlier orders missed).
       {"K3-exact", "Redlock (5 masters), Kleppmann's timeline: one master's clock jumps between two partial quorums",
        "A single clock jump on the one master two quorums share is enough: client 1 holds n1-n3, n3 "
        "expires the key early, client 2 gets n3-n5 while client 1 still believes it holds.",

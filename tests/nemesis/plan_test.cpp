@@ -159,7 +159,7 @@ TEST(PlanCursor, AnEventFiresItsStepAndTheUndelayedOnesAfterItWithTheHolderBound
   auto fired = cursor.on_event({LockEventKind::kAcquireOk, "c2", "l1"}, t0 + milliseconds(10));
   ASSERT_EQ(fired.size(), 2u);
   EXPECT_EQ(fired[0].value, (nlohmann::json{{"fault", "pause-client"}, {"targets", {"c2"}}, {"ms", 300}}));
-  EXPECT_EQ(fired[0].planned, std::nullopt) << "an event fired it";
+  EXPECT_EQ(fired[0].planned, t0 + milliseconds(10)) << "due the instant its event came";
   EXPECT_EQ(fired[1].value["grudge"], (nlohmann::json{{"c2", {"n1"}}, {"n1", {"c2"}}}));
   EXPECT_FALSE(cursor.waiting_for_event());
   cursor.applied(t0 + milliseconds(40));
@@ -231,7 +231,7 @@ TEST(PlanSchedule, AppliesTimedStepsThroughTheFamiliesAndEventStepsOnTheCallersT
   for (const auto& r : env.records()) fs.push_back(r.f);
   EXPECT_EQ(fs, (std::vector<std::string>{"partition", "clock-bump", "pause", "resume", "heal", "clock-reset"}));
   EXPECT_TRUE(env.records()[0].planned.has_value()) << "a timed step has its planned instant";
-  EXPECT_FALSE(env.records()[1].planned.has_value()) << "an event step has none";
+  EXPECT_EQ(env.records()[1].planned, env.records()[1].at) << "an event step was due at its event";
 }
 
 }  // namespace
