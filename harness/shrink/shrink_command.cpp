@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iomanip>
 #include <iostream>
 #include <set>
 
@@ -77,8 +78,15 @@ class RunReplayer final : public Replayer {
     const std::set<std::string> now = failing_checkers(run.results);
     TryOutcome outcome{false, run.seconds, run.verdict_text()};
     for (const auto& f : failing_) outcome.reproduced = outcome.reproduced || now.contains(f);
-    if (!now.empty()) outcome.verdict_note += " (" + join_set(now) + ")";
-    std::cout << "[try " << n << "] " << c.faults.size() << " fault(s), " << c.length_s << " s, attempt "
+    // What each failing checker counted: exclusion's overlapped holds, not its acquires inside.
+    for (const auto& f : now) {
+      const nlohmann::json& c = run.results["checkers"][f];
+      const std::string counted = c.contains("count_text") ? c["count_text"].get<std::string>()
+                                                           : std::to_string(c.value("count", 0)) + " violations";
+      outcome.verdict_note += "; " + f + ": " + counted;
+    }
+    std::cout << "[try " << n << "] " << c.faults.size() << " fault(s), " << std::fixed << std::setprecision(1)
+              << c.length_s << " s, attempt "
               << attempt + 1 << ": " << outcome.verdict_note << (outcome.reproduced ? " — reproduced" : "") << " in "
               << static_cast<int>(run.seconds) << " s" << std::endl;
     tries_.push_back({c, run.run_dir, outcome.reproduced});

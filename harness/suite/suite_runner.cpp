@@ -190,7 +190,8 @@ std::vector<SuiteCase> scenario_cases(const std::vector<Scenario>& table, const 
     if (!only.empty() && std::find(only.begin(), only.end(), s.id) == only.end()) continue;
     // The scenario's run as `fencecheck run` reads it, defaults in (scenario_problem() checks it).
     const RunConfig run = parse_run_args(s.args);
-    cases.push_back({s.id, s.title, s.claim, s.args, &s, run.backend, join(run.nemesis, ",")});
+    const std::string faults = run.plan.empty() ? join(run.nemesis, ",") : "plan " + run.plan;
+    cases.push_back({s.id, s.title, s.claim, s.args, &s, run.backend, faults});
   }
   return cases;
 }

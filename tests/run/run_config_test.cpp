@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <map>
 
@@ -15,6 +16,7 @@
 #include "platform/os_util.h"
 #include "nemesis/nemesis.h"
 #include "workloads/workload.h"
+#include "tests/run/temp_dir.h"
 
 namespace fencecheck::testing {
 namespace {
@@ -291,6 +293,44 @@ TEST(RunConfigRepro, NoFaultsIsNoneAndWholeSecondsHaveNoDecimals) {
   EXPECT_EQ(o["--backend-opt"], "persistence=none") << "defaults are recorded too";
   EXPECT_EQ(o["--time-limit"], "30");
   EXPECT_EQ(o["--seed"], "5");
+}
+
+TEST(RunConfigPlan, APlansFaultsBecomeTheRunsAndItsProblemsAreNamed) {
+  TempDir dir;
+  const std::string plan = (dir.path() / "p.json").string();
+  std::ofstream(plan) << R"([{"at_ms": 0, "do": "cut", "grudge": {"c1": ["n1"]}},
+                            {"after_ms": 10, "do": "kill", "nodes": ["n1"]}])";
+  RunConfig c;
+  c.plan = plan;
+  c.runtime = "netns";
+  c.seed = 7;
+  c.resolve();
+  EXPECT_EQ(c.nemesis, (std::vector<std::string>{"kill-server", "partition-nodes"}));
+  EXPECT_EQ(c.name, "redis-lock-append-plan-p-unfenced");
+  EXPECT_EQ(c.input_problem(), std::nullopt);
+  auto o = options_of(c.repro_args());
+  EXPECT_EQ(o["--plan"], plan);
+  EXPECT_FALSE(o.contains("--nemesis")) << "the plan's faults come from the plan";
+  EXPECT_EQ(RunConfig::from_json(c.to_json(), "config.json").plan, plan);
+
+  RunConfig local = c;
+  local.runtime = "local";
+  ASSERT_TRUE(local.input_problem().has_value());
+  EXPECT_NE(local.input_problem()->find("partition-nodes\" cuts the network"), std::string::npos) << *local.input_problem();
+
+  RunConfig bad;
+  bad.plan = (dir.path() / "missing.json").string();
+  bad.resolve();
+  ASSERT_TRUE(bad.input_problem().has_value());
+  EXPECT_NE(bad.input_problem()->find("--plan: " + bad.plan + ":0: cannot read the plan file"), std::string::npos)
+      << *bad.input_problem();
+
+  RunConfig drawn;
+  drawn.nemesis = {"partition-nodes"};
+  drawn.runtime = "netns";
+  drawn.resolve();
+  ASSERT_TRUE(drawn.input_problem().has_value());
+  EXPECT_NE(drawn.input_problem()->find("acts only as a --plan step says"), std::string::npos);
 }
 
 TEST(RunConfigRepro, TimeLimitSurvivesTheRoundTrip) {

@@ -2,6 +2,7 @@
 // scenario is runnable as written (its options pass `fencecheck run`'s validation), and
 // detection, false alarms and undecided runs are told apart.
 #include "harness/suite/scenarios.h"
+#include "harness/suite/suite_runner.h"
 
 #include <gtest/gtest.h>
 
@@ -46,6 +47,19 @@ TEST(Scenarios, EveryScenarioIsAValidRun) {
 
 // The libraries' table: runnable, ids distinct from the article's, and every adapter of the
 // registry has a row (adding a library means adding its row).
+TEST(Scenarios, APlannedScenarioShowsItsPlanAsItsFaults) {
+  std::vector<SuiteCase> cases = scenario_cases(kleppmann_scenarios(), {"K3-exact", "K1"});
+  ASSERT_EQ(cases.size(), 2u);
+  EXPECT_EQ(cases[0].faults, "pause-holder");
+  EXPECT_EQ(cases[1].faults, "plan k3-exact");
+  // A plan that names a node the run does not have is the scenario's problem, named.
+  Scenario changed = *find_scenario("K3-exact");
+  changed.args = join_args(changed.args, {"--backend-opt", "n=3"});
+  auto problem = scenario_problem(changed);
+  ASSERT_TRUE(problem.has_value());
+  EXPECT_NE(problem->find("node \"n4\" is not a server or client"), std::string::npos) << *problem;
+}
+
 TEST(Scenarios, EveryLibraryScenarioIsAValidRunAndEveryAdapterHasOne) {
   std::set<std::string> ids, clients;
   for (const auto& s : kleppmann_scenarios()) ids.insert(s.id);
