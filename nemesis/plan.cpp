@@ -7,10 +7,8 @@
 #include <set>
 #include <sstream>
 
-#include "nemesis/nemesis.h"
-#include "nemesis/replay_check.h"
+#include "nemesis/plan_actions.h"
 #include "platform/errors.h"
-#include "platform/named_registry.h"
 
 namespace fencecheck {
 namespace {
@@ -51,153 +49,12 @@ std::vector<std::size_t> element_lines(const std::string& text) {
   return lines;
 }
 
-class StepReader {
- public:
-  StepReader(const std::string& file, PlanStep& step, const nlohmann::json& j) : file_(file), step_(step), j_(j) {}
-
-  [[noreturn]] void fail(const std::string& field, const std::string& what) const {
-    throw InputError(file_, step_.line, field, "step " + std::to_string(step_.number) + ": " + what);
-  }
-  bool has(const char* field) const { return j_.contains(field); }
-  std::int64_t ms(const char* field) const {
-    const nlohmann::json& v = j_.at(field);
-    if (!v.is_number_integer() || v.get<std::int64_t>() < 0) fail(field, "must be a whole number of ms ≥ 0, not " + v.dump());
-    return v.get<std::int64_t>();
-  }
-  std::string text(const char* field) const {
-    const nlohmann::json& v = j_.at(field);
-    if (!v.is_string()) fail(field, "must be a string, not " + v.dump());
-    return v.get<std::string>();
-  }
-  const nlohmann::json& at(const char* field) const {
-    if (!j_.contains(field)) fail(field, "is missing (action \"" + step_.action + "\" needs it)");
-    return j_.at(field);
-  }
-  std::vector<std::string> names(const char* field) const {
-    const nlohmann::json& v = at(field);
-    if (!v.is_array() || v.empty()) fail(field, "must be a non-empty list of node names, not " + v.dump());
-    std::vector<std::string> out;
-    for (const auto& n : v) {
-      if (!n.is_string()) fail(field, "must list node names, not " + n.dump());
-      out.push_back(n.get<std::string>());
-    }
-    return out;
-  }
-
- private:
-  const std::string& file_;
-  PlanStep& step_;
-  const nlohmann::json& j_;
-};
-
-// The server and client nodes of the run being planned.
-struct Nodes {
-  std::vector<std::string> servers, clients;
-  bool is_server(const std::string& n) const { return std::find(servers.begin(), servers.end(), n) != servers.end(); }
-  bool is_client(const std::string& n) const {
-    return n == kPlanHolder || std::find(clients.begin(), clients.end(), n) != clients.end();
-  }
-  static std::string list(const std::vector<std::string>& v) {
-    std::string s;
-    for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
-    return s.empty() ? std::string("none") : s;
-  }
-  // A node `field` names; `holder_ok`: "holder" may stand for the client of the last event.
-  void check(const StepReader& r, const char* field, const std::string& n, bool holder_ok, bool servers_only) const {
-    if (n == kPlanHolder && !holder_ok) r.fail(field, "cannot name \"holder\" here: name the node");
-    if (servers_only ? is_server(n) : (is_server(n) || is_client(n))) return;
-    r.fail(field, "node \"" + n + "\" is not a " + (servers_only ? "server" : "server or client") +
-                      " of this run (servers: " + list(servers) + (servers_only ? "" : "; clients: " + list(clients)) + ")");
-  }
-};
-
-// What the plan has in force so far, to refuse a heal with nothing to heal.
-struct Simulated {
-  bool cut = false;
-  bool shifted = false;
-  bool saw_event = false;
-};
-
-void read_action(StepReader& r, PlanStep& step, const Nodes& nodes, Simulated& sim) {
-  const bool holder_ok = sim.saw_event;
-  auto holder_check = [&](const char* field, const std::string& n, bool servers_only) {
-    if (n == kPlanHolder && !holder_ok && !servers_only) {
-      r.fail(field, "names \"holder\", but no step before it waits for a lock event");
-    }
-    nodes.check(r, field, n, !servers_only, servers_only);
-  };
-  if (step.action == "cut") {
-    const nlohmann::json& g = r.at("grudge");
-    if (!g.is_object() || g.empty()) r.fail("grudge", "must be an object: node → list of nodes it is cut from");
-    for (const auto& [node, from] : g.items()) {
-      holder_check("grudge", node, false);
-      if (!from.is_array() || from.empty()) r.fail("grudge", "\"" + node + "\" must map to a non-empty list of nodes");
-      for (const auto& other : from) {
-        if (!other.is_string()) r.fail("grudge", "\"" + node + "\" must list node names, not " + other.dump());
-        holder_check("grudge", other.get<std::string>(), false);
-        if (other.get<std::string>() == node) r.fail("grudge", "\"" + node + "\" cannot be cut from itself");
-      }
-    }
-    step.fault = "partition-nodes";
-    if (!step.for_ms) sim.cut = true;
-  } else if (step.action == "heal-cut") {
-    if (!sim.cut) r.fail("do", "heal-cut, but no cut without for_ms is in force before it");
-    step.fault = "partition-nodes";
-    sim.cut = false;
-  } else if (step.action == "clock") {
-    const nlohmann::json& o = r.at("offsets");
-    if (!o.is_object() || o.empty()) r.fail("offsets", "must be an object: node → wall-clock offset in ms");
-    for (const auto& [node, ms] : o.items()) {
-      nodes.check(r, "offsets", node, false, false);
-      if (!ms.is_number_integer()) r.fail("offsets", "\"" + node + "\" must be a whole number of ms, not " + ms.dump());
-    }
-    step.fault = "clock-bump";
-    if (!step.for_ms) sim.shifted = true;
-  } else if (step.action == "clock-reset") {
-    if (!sim.shifted) r.fail("do", "clock-reset, but no clock offset without for_ms is in force before it");
-    step.fault = "clock-reset";
-    sim.shifted = false;
-  } else if (step.action == "pause") {
-    const std::string node = r.text("node");
-    holder_check("node", node, false);
-    if (!step.for_ms) r.fail("for_ms", "is missing: a pause needs its length");
-    step.fault = nodes.is_server(node) ? "pause-server" : "pause-client";
-  } else if (step.action == "replay") {
-    const std::string f = r.text("f");
-    const nlohmann::json& value = r.at("value");
-    if (!value.is_object() || !value.contains("fault") || !value["fault"].is_string()) {
-      r.fail("value", "must be a nemesis line's value, an object naming its \"fault\"");
-    }
-    step.fault = value["fault"].get<std::string>();
-    const FaultInfo* info = find_fault(step.fault);
-    if (info == nullptr) r.fail("value", "unknown fault \"" + step.fault + "\"; faults: " + fault_names());
-    try {  // the family's own replay() reads it, over stand-ins that check every node
-      check_replay({step.fault}, {ReplayLine{{}, f, value, step.line}}, nodes.servers, nodes.clients,
-                   default_fault_options(), "");
-    } catch (const InputError& e) {
-      const std::string why = e.what();
-      const std::size_t at = why.find("cannot be replayed: ");
-      r.fail("value", at == std::string::npos ? why : why.substr(at + 20));
-    }
-  } else if (step.action == "kill" || step.action == "restart") {
-    const bool servers_only = step.action == "restart";
-    std::optional<bool> on_servers;
-    for (const auto& n : r.names("nodes")) {
-      holder_check("nodes", n, servers_only);
-      const bool server = nodes.is_server(n);
-      if (on_servers && *on_servers != server) r.fail("nodes", "must all be servers or all be clients");
-      on_servers = server;
-    }
-    step.fault = servers_only ? "restart-server" : (*on_servers ? "kill-server" : "kill-client");
-  }
-}
-
 PlanStep read_step(const std::string& file, const nlohmann::json& j, std::size_t number, std::size_t line,
-                   const Nodes& nodes, Simulated& sim) {
+                   const std::vector<std::string>& servers, const std::vector<std::string>& clients, PlanSoFar& so_far) {
   PlanStep step;
   step.number = number;
   step.line = line;
-  StepReader r(file, step, j);
+  PlanStepReader r(file, step, j, servers, clients, so_far);
   if (!j.is_object()) r.fail("", "a step must be an object with a trigger and \"do\", not " + j.dump());
   const int triggers = (j.contains("at_ms") ? 1 : 0) + (j.contains("after_ms") ? 1 : 0) + (j.contains("on") ? 1 : 0);
   if (triggers != 1) r.fail("", "needs exactly one trigger: at_ms, after_ms or on (found " + std::to_string(triggers) + ")");
@@ -215,22 +72,25 @@ PlanStep read_step(const std::string& file, const nlohmann::json& j, std::size_t
     else r.fail("on", "must be acquire-ok or release, not \"" + on + "\"");
     if (!j.contains("client")) r.fail("client", "is missing: a client node, or \"holder\" for any client");
     step.client = r.text("client");
-    if (!nodes.is_client(step.client)) {
-      r.fail("client", "\"" + step.client + "\" is not a client of this run (lock events come from clients: " +
-                           nodes.list(nodes.clients) + ", or \"holder\" for any)");
+    if (!r.is_client(step.client)) {
+      std::string names;
+      for (const auto& c : clients) names += (names.empty() ? "" : ", ") + c;
+      r.fail("client", "\"" + step.client + "\" is not a client of this run (lock events come from clients: " + names +
+                           ", or \"holder\" for any)");
     }
     if (j.contains("key")) step.key = r.text("key");
-    sim.saw_event = true;
+    so_far.saw_event = true;
   }
   if ((j.contains("client") || j.contains("key")) && step.trigger != PlanTrigger::kOnEvent) {
     r.fail(j.contains("client") ? "client" : "key", "belongs to an \"on\" trigger");
   }
-  if (!j.contains("do")) r.fail("do", "is missing; actions: " + names_of(plan_actions()));
+  if (!j.contains("do")) r.fail("do", "is missing; actions: " + plan_action_names());
   step.action = r.text("do");
   const PlanActionInfo* action = find_plan_action(step.action);
-  if (action == nullptr) r.fail("do", "unknown action \"" + step.action + "\"; actions: " + names_of(plan_actions()));
+  if (action == nullptr) r.fail("do", "unknown action \"" + step.action + "\"; actions: " + plan_action_names());
+  const bool takes_for_ms = action->for_ms != PlanActionInfo::ForMs::kNone;
   if (j.contains("for_ms")) {
-    if (!action->takes_for_ms) r.fail("for_ms", "action \"" + step.action + "\" takes no for_ms");
+    if (!takes_for_ms) r.fail("for_ms", "action \"" + step.action + "\" takes no for_ms");
     step.for_ms = milliseconds(r.ms("for_ms"));
   }
   step.params = nlohmann::json::object();
@@ -242,31 +102,37 @@ PlanStep read_step(const std::string& file, const nlohmann::json& j, std::size_t
       std::string known;
       for (const auto& f : action->fields) known += (known.empty() ? "" : ", ") + f;
       r.fail(field, "unknown field for action \"" + step.action + "\" (its fields: " +
-                        (known.empty() ? std::string("none") : known) + (action->takes_for_ms ? ", for_ms" : "") + ")");
+                        (known.empty() ? std::string("none") : known) + (takes_for_ms ? ", for_ms" : "") + ")");
     }
   }
-  read_action(r, step, nodes, sim);
+  action->read(r);
   return step;
 }
 
-Plan read(const std::string& file, const Nodes& nodes) {
+Plan read(const std::string& file, const std::vector<std::string>& servers, const std::vector<std::string>& clients) {
   std::ifstream in(file);
   if (!in) throw InputError(file, 0, "", "cannot read the plan file (shipped plans: " + shipped_plan_names() + ")");
   std::stringstream buffer;
   buffer << in.rdbuf();
   const std::string text = buffer.str();
-  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
-  if (j.is_discarded()) throw InputError(file, 0, "", "not JSON: a plan is a JSON list of steps");
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    const auto upto = text.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(e.byte, text.size()));
+    const std::size_t line = 1 + static_cast<std::size_t>(std::count(text.begin(), upto, '\n'));
+    throw InputError(file, line, "", "not JSON (a plan is a JSON list of steps): " + std::string(e.what()));
+  }
   if (!j.is_array()) throw InputError(file, 1, "", "a plan is a JSON list of steps, not " + std::string(j.type_name()));
   if (j.empty()) throw InputError(file, 1, "", "the plan has no steps");
   const std::vector<std::size_t> lines = element_lines(text);
   Plan plan;
   plan.file = file;
-  Simulated sim;
+  PlanSoFar so_far;
   std::set<std::string> faults;
   for (std::size_t i = 0; i < j.size(); ++i) {
     const std::size_t line = i < lines.size() ? lines[i] : (lines.empty() ? 1 : lines.back());
-    plan.steps.push_back(read_step(file, j[i], i + 1, line, nodes, sim));
+    plan.steps.push_back(read_step(file, j[i], i + 1, line, servers, clients, so_far));
     faults.insert(plan.steps.back().fault);
   }
   plan.faults.assign(faults.begin(), faults.end());
@@ -276,27 +142,6 @@ Plan read(const std::string& file, const Nodes& nodes) {
 }  // namespace
 
 std::string_view to_string(LockEventKind k) { return k == LockEventKind::kAcquireOk ? "acquire-ok" : "release"; }
-
-const std::vector<PlanActionInfo>& plan_actions() {
-  static const std::vector<PlanActionInfo> actions = {
-      {"cut", "cut links both ways, \"grudge\": {\"c1\": [\"n4\", \"n5\"]}; adds to the cuts in force",
-       {"grudge"}, {"partition-nodes"}},
-      {"heal-cut", "heal every cut in force", {}, {"partition-nodes"}, false},
-      {"clock", "set wall-clock offsets, \"offsets\": {\"n3\": 30000} (ms; servers or clients)", {"offsets"},
-       {"clock-bump"}},
-      {"clock-reset", "set every shifted clock back to the host's", {}, {"clock-reset"}, false},
-      {"pause", "SIGSTOP one process, \"node\": \"c1\" or \"holder\" or a server, for for_ms", {"node"},
-       {"pause-client", "pause-server"}},
-      {"kill", "SIGKILL processes, \"nodes\": [...] (all servers or all clients); restart after for_ms (default 0)",
-       {"nodes"}, {"kill-server", "kill-client"}},
-      {"restart", "stop servers gracefully and start them again, \"nodes\": [...]", {"nodes"}, {"restart-server"}, false},
-      {"replay", "apply a recorded nemesis line again, \"f\" and \"value\" as history.jsonl has them (what "
-       "`fencecheck shrink` writes)", {"f", "value"}, {}, false},
-  };
-  return actions;
-}
-
-const PlanActionInfo* find_plan_action(std::string_view name) { return find_by_name(plan_actions(), name); }
 
 namespace {
 std::filesystem::path plans_dir() {
@@ -326,7 +171,7 @@ std::string shipped_plan_names() {
 }
 
 Plan read_plan(const std::string& file, const std::vector<std::string>& servers, const std::vector<std::string>& clients) {
-  return read(file, Nodes{servers, clients});
+  return read(file, servers, clients);
 }
 
 }  // namespace fencecheck

@@ -7,8 +7,8 @@
 //             "on": "acquire-ok" | "release", "client": "c1" | "holder", optional "key"
 //                               the next such lock event after the previous step; "holder"
 //                               is any client, and becomes "the holder" later steps may name
-//   actions   "do": one of plan_actions() (cut, heal-cut, clock, clock-reset, pause, kill,
-//             restart, and replay: any recorded nemesis line), with that action's fields, and an optional "for_ms": how long it
+//   actions   "do": one of plan_actions() (plan_actions.h: cut, heal-cut, clock, clock-reset,
+//             pause, kill, restart, and replay: any recorded nemesis line), with its fields, and an optional "for_ms": how long it
 //             lasts (a cut or a clock offset is undone after it; a pause lasts it; killed
 //             nodes stay down for it).
 // Steps run in order, one after the other. A step an event fires is applied on that
@@ -64,19 +64,6 @@ struct Plan {
   // The registry's faults its steps record (families_of() makes the nemeses that apply them).
   std::vector<std::string> faults;
 };
-
-// One action a plan step may take: declared once in plan.cpp, read by the parser, the
-// cursor and `--help`.
-struct PlanActionInfo {
-  std::string name;         // "cut"
-  std::string description;  // for the docs and error messages
-  std::vector<std::string> fields;  // its own fields besides triggers and for_ms
-  // The faults it can record (a pause records pause-client or pause-server by its node).
-  std::vector<std::string> faults;
-  bool takes_for_ms = true;
-};
-const std::vector<PlanActionInfo>& plan_actions();
-const PlanActionInfo* find_plan_action(std::string_view name);
 
 // Where `--plan NAME` is read: NAME itself when it is a file or a path; else a plan shipped
 // with fencecheck, <plans>/NAME.json, where <plans> is $FENCECHECK_PLANS_DIR or the plans/

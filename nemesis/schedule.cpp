@@ -215,26 +215,33 @@ void NemesisSchedule::poll() {
   if (plan_) apply_planned(plan_->due(ctx_.time.now()));
 }
 
-void NemesisSchedule::apply_planned(const std::vector<PlannedLine>& lines) {
-  if (lines.empty()) return;
-  for (const PlannedLine& line : lines) {
-    Family& f = family_of_fault(line.value.at("fault").get<std::string>());
-    std::lock_guard stepping(f.step_mu);
-    {
-      std::lock_guard lock(mu_);
-      if (healed_ || !error_.empty()) break;
+void NemesisSchedule::apply_planned(std::vector<PlannedLine> lines) {
+  // Each batch, then what lock events that came meanwhile fired (PlanCursor::applied).
+  while (!lines.empty()) {
+    for (const PlannedLine& line : lines) {
+      Family& f = family_of_fault(line.value.at("fault").get<std::string>());
+      std::lock_guard stepping(f.step_mu);
+      {
+        std::lock_guard lock(mu_);
+        if (healed_ || !error_.empty()) break;
+      }
+      try {
+        f.log->plan(line.planned);
+        f.nemesis->replay(line.f, line.value);
+        f.log->plan(std::nullopt);
+      } catch (const std::exception& e) {
+        f.log->plan(std::nullopt);
+        fail("plan step " + std::to_string(line.step) + " (" + line.f + "): " + e.what());
+        break;
+      }
     }
-    try {
-      f.log->plan(line.planned);
-      f.nemesis->replay(line.f, line.value);
-      f.log->plan(std::nullopt);
-    } catch (const std::exception& e) {
-      f.log->plan(std::nullopt);
-      fail("plan step " + std::to_string(line.step) + " (" + line.f + "): " + e.what());
-      break;
-    }
+    lines = plan_->applied(ctx_.time.now());
   }
-  plan_->applied(ctx_.time.now());
+}
+
+std::optional<std::pair<std::size_t, std::size_t>> NemesisSchedule::plan_progress() const {
+  if (!plan_) return std::nullopt;
+  return std::pair(plan_->steps_fired(), plan_->steps());
 }
 
 void NemesisSchedule::on_lock_event(const LockEvent& e) {

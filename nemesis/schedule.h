@@ -86,6 +86,8 @@ class NemesisSchedule {
   // The longest in-library pause any family asks of this client's next acquire (0: none).
   std::chrono::milliseconds pause_in_acquire(const std::string& client_node);
   std::vector<std::string> describe_active() const;
+  // A plan's steps fired so far and its steps in all; nullopt without a plan. Never waits.
+  std::optional<std::pair<std::size_t, std::size_t>> plan_progress() const;
   // Some family's fault is in force, not merely armed (Nemesis::acting). Never waits.
   bool acting() const;
   // Why the schedule stopped injecting faults early — the error and the faults in force
@@ -120,7 +122,7 @@ class NemesisSchedule {
   void fail(const std::string& what);
   void plan_loop();
   // Applies a batch of planned lines through their families, in order; then applied().
-  void apply_planned(const std::vector<PlannedLine>& lines);
+  void apply_planned(std::vector<PlannedLine> lines);
 
   std::chrono::milliseconds interval_{0};
   NemesisContext& ctx_;

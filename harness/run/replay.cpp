@@ -91,14 +91,38 @@ FaultSource load_fault_source(const RunConfig& c, const std::vector<std::string>
 
 std::unique_ptr<NemesisSchedule> FaultSource::make_schedule(const RunConfig& c, NemesisContext& ctx,
                                                             const FaultOptions& options) {
-  if (plan) return std::make_unique<NemesisSchedule>(std::move(*plan), ctx, options);
+  if (plan) {
+    auto schedule = std::make_unique<NemesisSchedule>(std::move(*plan), ctx, options);
+    plan.reset();
+    return schedule;
+  }
   if (!c.replay.empty()) return std::make_unique<NemesisSchedule>(c.nemesis, std::move(replay), ctx, options);
   return std::make_unique<NemesisSchedule>(c.nemesis, c.opts.ms("nemesis-interval"), *c.seed, ctx, options);
 }
 
 std::chrono::nanoseconds FaultSource::must_last() const {
   if (replay.empty()) return std::chrono::nanoseconds(0);
-  return replay.back().after + std::chrono::milliseconds(100);
+  TimeSource::Duration last(0);  // planned instants need not come in file order
+  for (const ReplayLine& l : replay) last = std::max(last, l.after);
+  return last + std::chrono::milliseconds(100);
+}
+
+void FaultSource::note_progress(const NemesisSchedule& schedule, nlohmann::json& health) {
+  auto progress = schedule.plan_progress();
+  if (!progress) return;
+  const auto [fired, steps] = *progress;
+  health["plan"] = {{"steps", steps}, {"fired", fired}};
+  if (fired < steps) {
+    std::string waits;
+    for (const auto& d : schedule.describe_active()) waits += d.rfind("plan: ", 0) == 0 ? d.substr(6) : "";
+    if (!health.contains("warnings")) health["warnings"] = nlohmann::json::array();
+    health["warnings"].push_back("the plan ended unfinished: " + std::to_string(fired) + " of " +
+                                 std::to_string(steps) + " steps fired (" + waits + ")");
+  }
+}
+
+std::string FaultSource::option_of(const RunConfig& c) {
+  return !c.replay.empty() ? "--replay: " : !c.plan.empty() ? "--plan: " : "";
 }
 
 }  // namespace fencecheck

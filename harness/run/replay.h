@@ -49,6 +49,11 @@ struct FaultSource {
   // How long the test phase must last at least: until the last replayed line (the stored
   // run's final heal) is applied, so that no fault is lost to jitter; 0 otherwise.
   std::chrono::nanoseconds must_last() const;
+  // A plan's progress into the run's health block ("plan": steps, fired), with a warning
+  // when the run ended before every step fired (a step waiting for an event that never came).
+  static void note_progress(const NemesisSchedule& schedule, nlohmann::json& health);
+  // "--plan: " or "--replay: " for an error of loading them; empty for neither.
+  static std::string option_of(const RunConfig& c);
 };
 // Throws InputError or HarnessError as load_replay() and read_plan() do.
 FaultSource load_fault_source(const RunConfig& c, const std::vector<std::string>& servers,

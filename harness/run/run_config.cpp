@@ -311,7 +311,7 @@ RunConfig RunConfig::from_json(const nlohmann::json& j, const std::string& file,
   return c;
 }
 
-std::vector<std::string> RunConfig::repro_args(const OptionSchema& schema) const {
+std::vector<std::string> RunConfig::test_args(const OptionSchema& schema) const {
   std::vector<std::string> args = {"--backend", backend};
   for (const auto& [k, v] : backend_options) args.insert(args.end(), {"--backend-opt", k + "=" + v});
   std::vector<std::string> rest = {"--workload", workload, "--resource", resource, "--runtime", runtime};
@@ -322,8 +322,13 @@ std::vector<std::string> RunConfig::repro_args(const OptionSchema& schema) const
   }
   args.insert(args.end(), rest.begin(), rest.end());
   for (auto& a : schema.args(opts)) args.push_back(std::move(a));
-  rest = {"--seed", std::to_string(seed.value_or(0)), "--name", name,
-          "--store", std::filesystem::absolute(store).string()};
+  return args;
+}
+
+std::vector<std::string> RunConfig::repro_args(const OptionSchema& schema) const {
+  std::vector<std::string> args = test_args(schema);
+  std::vector<std::string> rest = {"--seed", std::to_string(seed.value_or(0)), "--name", name,
+                                   "--store", std::filesystem::absolute(store).string()};
   args.insert(args.end(), rest.begin(), rest.end());
   return args;
 }

@@ -58,6 +58,9 @@ struct RunConfig {
                              const OptionSchema& schema = run_option_schema());
   // After "fencecheck run".
   std::vector<std::string> repro_args(const OptionSchema& schema = run_option_schema()) const;
+  // repro_args() without --seed, --name and --store: the test itself (the suite and shrink
+  // give each of their runs its own).
+  std::vector<std::string> test_args(const OptionSchema& schema = run_option_schema()) const;
 };
 
 // What a runtime lets a fault do, declared once from the two registries' flags: why `info`

@@ -76,7 +76,8 @@ void write_repro(const fs::path& run_dir, const fs::path& exe, const std::vector
       "#!/bin/sh\n"
       "# Reruns this test: the same options and seed, and the faults this run recorded applied\n"
       "# again at the same offsets to the same nodes (--replay). Extra arguments are appended\n"
-      "# (--store, --name). To draw the faults afresh from the same seed instead:\n"
+      "# (--store, --name). To run the test from scratch instead (faults drawn afresh from the\n"
+      "# same seed, or its --plan followed again):\n"
       "#   " + draw + "\n"
       "exec " + shell_quote(exe.string()) + " run --replay \"$(cd \"$(dirname \"$0\")\" && pwd)\" --store " +
       shell_quote(fs::absolute(store).string()) + " \"$@\"\n";

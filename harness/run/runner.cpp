@@ -120,7 +120,7 @@ int Runner::run() {
     }
     faults_ = load_fault_source(c_, server_->nodes(), clients_, fault_options());
   } catch (const std::exception& e) {
-    err_ << "fencecheck run: " << (c_.replay.empty() ? "--plan: " : "--replay: ") << e.what() << "\n";
+    err_ << "fencecheck run: " << FaultSource::option_of(c_) << e.what() << "\n";
     return kExitHarnessOrInput;
   }
   InterruptGuard guard;
@@ -346,6 +346,7 @@ void Runner::run_clients() {
   // reads (the resource, failing to write its log) is a problem all the same.
   for (const auto& p : health_->poll(true)) err_ << "\nfencecheck run: the bench failed: " << p << "\n";
   record_.health = health_->to_json();
+  FaultSource::note_progress(*schedule_, record_.health);
   progress.finish();
 }
 

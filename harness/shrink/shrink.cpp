@@ -160,6 +160,7 @@ nlohmann::json ShrinkResult::to_json() const {
       {"final", std::move(final_json)},
       {"never_reproduced", never_reproduced},
       {"budget_exhausted", budget_exhausted},
+      {"stopped_by", stopped_by},
       {"seconds", seconds},
   };
 }
@@ -179,20 +180,27 @@ ShrinkResult shrink(std::size_t fault_count, double length_s, Replayer& replayer
   r.original.length_s = length_s;
   r.final_candidate = r.original;
   Search s(replayer, r);
-
-  if (!s.attempt("original", r.original)) {
-    // Every try ran and none reproduced: nothing to shrink, and its tries are the rate.
-    if (!r.steps.empty() && !r.steps.back().cut_by_budget) {
-      r.never_reproduced = true;
-      r.final_outcomes = r.steps.back().outcomes;
+  try {
+    if (!s.attempt("original", r.original)) {
+      // Every try ran and none reproduced: nothing to shrink, and its tries are the rate.
+      if (!r.steps.empty() && !r.steps.back().cut_by_budget) {
+        r.never_reproduced = true;
+        r.final_outcomes = r.steps.back().outcomes;
+      }
+      return r;
     }
-    return r;
+    shrink_faults(s, r);
+    if (!s.stopped()) shrink_length(s, r);
+    for (int i = 0; i < options.tries && s.may_try(); ++i)
+      r.final_outcomes.push_back(s.run_once(r.final_candidate, i));
+  } catch (const std::exception& e) {  // the search so far stands: the caller writes it down
+    r.stopped_by = e.what();
   }
-  shrink_faults(s, r);
-  if (!s.stopped()) shrink_length(s, r);
-  for (int i = 0; i < options.tries && s.may_try(); ++i)
-    r.final_outcomes.push_back(s.run_once(r.final_candidate, i));
   return r;
+}
+
+bool ShrinkResult::reproduced_any() const {
+  return std::any_of(steps.begin(), steps.end(), [](const ShrinkStep& s) { return s.kept; });
 }
 
 }  // namespace fencecheck

@@ -29,8 +29,8 @@
 // with M < tries, or 0/0 — and budget_exhausted says so.
 //
 // Errors: shrink() throws std::invalid_argument for bad arguments (tries < 1, a length or
-// resolution <= 0, a negative budget); whatever the Replayer throws goes through
-// unchanged (the search is abandoned). Thread-compatible: one search uses its Replayer
+// resolution <= 0, a negative budget); whatever the Replayer throws ends the search, and
+// the result so far comes back with stopped_by saying why. Thread-compatible: one search uses its Replayer
 // from the calling thread only, one try at a time; a call blocks for as long as the
 // Replayer's tries take (nothing else waits): at most tries * (faults^2 + 2*faults + 4 +
 // log2(length/resolution)) tries, far fewer in practice (about 2*k*log2(faults) candidates
@@ -102,7 +102,12 @@ struct ShrinkResult {
   // When never_reproduced these are the original's tries (it is not run again).
   std::vector<TryOutcome> final_outcomes;
   bool never_reproduced = false;  // the original did not reproduce in `tries` tries
-  bool budget_exhausted = false;  // the budget stopped the search (or the final measurement)
+  bool budget_exhausted = false;
+  // What the Replayer threw that ended the search early (Ctrl-C, a broken bench); empty
+  // when it ran to its end. The steps so far stand.
+  std::string stopped_by;
+  // Some candidate reproduced (the original at least): final_candidate is one that did.
+  bool reproduced_any() const;  // the budget stopped the search (or the final measurement)
   double seconds = 0;             // all tries' reported seconds, the final ones included
 
   int final_reproduced() const;

@@ -6,6 +6,7 @@
 #include <iostream>
 #include <set>
 
+#include "harness/option_schema.h"
 #include "harness/run/replay.h"
 #include "harness/run/run_store.h"
 #include "harness/shrink/fault_units.h"
@@ -43,11 +44,7 @@ std::set<std::string> failing_checkers(const nlohmann::json& results) {
   return out;
 }
 
-std::string join_set(const std::set<std::string>& s) {
-  std::string out;
-  for (const auto& x : s) out += (out.empty() ? "" : ", ") + x;
-  return out;
-}
+std::string joined(const std::set<std::string>& s) { return join({s.begin(), s.end()}, ", "); }
 
 // Runs candidates as real runs of the stored configuration.
 class RunReplayer final : public Replayer {
@@ -66,17 +63,26 @@ class RunReplayer final : public Replayer {
       fs::create_directories(fs::path(cfg.plan).parent_path());
       write_file_atomically(cfg.plan, dump_json(plan_of_units(units_, c.faults, kLeadIn), 2) + "\n");
     }
-    SuiteCase one{"try-" + std::to_string(n), "", "", test_args(cfg), nullptr, cfg.backend, ""};
+    SuiteCase one{"try-" + std::to_string(n), "", "", cfg.test_args(), nullptr, cfg.backend, ""};
     SuiteOptions o;
     o.exe = fs::read_symlink("/proc/self/exe");
     o.dir = out_ / "tries" / std::to_string(n);
     o.seed = original_.seed.value_or(1);
     SuiteResult result = run_suite({one}, o);
-    if (result.interrupted) throw Interrupted("Ctrl-C during a try");
+    if (result.interrupted) {
+      interrupted = true;
+      throw Interrupted("interrupted (Ctrl-C) during try " + std::to_string(n));
+    }
     const SuiteRun& run = result.rows.at(0).runs.at(0);
-    if (run.results.is_null()) throw HarnessError("try " + std::to_string(n) + " failed as a harness: " + run.error);
-    const std::set<std::string> now = failing_checkers(run.results);
     TryOutcome outcome{false, run.seconds, run.verdict_text()};
+    if (run.results.is_null()) {  // one broken try says nothing; three in a row, the bench is broken
+      outcome.verdict_note = "harness error: " + run.error;
+      if (++harness_errors_in_a_row_ >= 3) throw HarnessError("3 tries in a row failed as a harness; the last: " + run.error);
+      tries_.push_back({c, run.run_dir, false});
+      return outcome;
+    }
+    harness_errors_in_a_row_ = 0;
+    const std::set<std::string> now = failing_checkers(run.results);
     for (const auto& f : failing_) outcome.reproduced = outcome.reproduced || now.contains(f);
     // What each failing checker counted: exclusion's overlapped holds, not its acquires inside.
     for (const auto& f : now) {
@@ -93,6 +99,8 @@ class RunReplayer final : public Replayer {
     return outcome;
   }
 
+  bool interrupted = false;  // Ctrl-C reached a try: the search ended there
+
   // The run directory of the first try of `c` that reproduced; empty when none did.
   fs::path reproducing_run(const ShrinkCandidate& c) const {
     for (const auto& t : tries_) {
@@ -102,19 +110,6 @@ class RunReplayer final : public Replayer {
   }
 
  private:
-  // `fencecheck run` options of cfg, without the ones the suite sets (--seed, --store, --name).
-  static std::vector<std::string> test_args(const RunConfig& cfg) {
-    std::vector<std::string> all = cfg.repro_args(), out;
-    for (std::size_t i = 0; i < all.size(); ++i) {
-      if (all[i] == "--seed" || all[i] == "--store" || all[i] == "--name") {
-        ++i;
-        continue;
-      }
-      out.push_back(all[i]);
-    }
-    return out;
-  }
-
   struct Try {
     ShrinkCandidate candidate;
     fs::path run_dir;
@@ -125,6 +120,7 @@ class RunReplayer final : public Replayer {
   std::set<std::string> failing_;
   fs::path out_;
   std::vector<Try> tries_;
+  int harness_errors_in_a_row_ = 0;
 };
 
 int shrink_run(const ShrinkArgs& a) {
@@ -146,7 +142,7 @@ int shrink_run(const ShrinkArgs& a) {
   }
   std::vector<FaultUnit> units = group_fault_units(read_replay_lines(a.run_dir));
   const fs::path out = create_run_dir(a.store, original.name + "-shrink");
-  std::cout << "fencecheck shrink: " << a.run_dir << ": " << join_set(failing) << " invalid; " << units.size()
+  std::cout << "fencecheck shrink: " << a.run_dir << ": " << joined(failing) << " invalid; " << units.size()
             << " fault(s) in " << original.opts.number("time-limit") << " s; search in " << out.string() << std::endl;
 
   ShrinkOptions o;
@@ -162,21 +158,29 @@ int shrink_run(const ShrinkArgs& a) {
   ShrinkResult r = shrink(units.size(), original.opts.number("time-limit"), replayer, o);
 
   nlohmann::json doc = r.to_json();
+  doc["interrupted"] = replayer.interrupted;
   doc["run"] = fs::absolute(a.run_dir).string();
   doc["failing"] = failing;
   nlohmann::json described = nlohmann::json::array();
   for (std::size_t i = 0; i < units.size(); ++i) described.push_back(units[i].describe());
   doc["faults"] = described;
-  fs::path final_run = replayer.reproducing_run(r.final_candidate);
-  if (!r.never_reproduced && !final_run.empty()) {
+  const fs::path final_run = r.reproduced_any() ? replayer.reproducing_run(r.final_candidate) : fs::path();
+  if (!final_run.empty()) {
     fs::copy(final_run, out, fs::copy_options::recursive | fs::copy_options::overwrite_existing);
     doc["final_run"] = final_run.string();
   }
   write_file_atomically(out / "shrink.json", dump_json(doc, 2) + "\n");
-  if (r.never_reproduced) {
-    std::cout << "fencecheck shrink: the failure never came back in " << r.rate()
-              << " replays of the whole run; the original stays the smallest known (" << a.run_dir << ")\n"
-              << "shrink.json: " << (out / "shrink.json").string() << std::endl;
+  if (!r.stopped_by.empty()) {
+    std::cout << "fencecheck shrink: stopped early: " << r.stopped_by << "; the search so far is in "
+              << (out / "shrink.json").string() << std::endl;
+    return replayer.interrupted ? 2 : kExitHarnessOrInput;
+  }
+  if (final_run.empty()) {
+    std::cout << "fencecheck shrink: "
+              << (r.never_reproduced ? "the failure never came back in " + r.rate() + " replays of the whole run"
+                                     : std::string("the budget ran out before any try reproduced the failure"))
+              << "; the original stays the smallest known (" << a.run_dir << ")\nshrink.json: "
+              << (out / "shrink.json").string() << std::endl;
     return 1;
   }
   std::cout << "fencecheck shrink: kept " << r.final_candidate.faults.size() << " of " << units.size()
@@ -206,9 +210,6 @@ void add_shrink_command(CLI::App& app) {
     int code = 0;
     try {
       code = shrink_run(*a);
-    } catch (const Interrupted&) {
-      std::cout << "fencecheck shrink: interrupted; the tries so far are kept" << std::endl;
-      code = 2;
     } catch (const std::exception& e) {
       std::cerr << "fencecheck shrink: " << e.what() << "\n";
       code = kExitHarnessOrInput;

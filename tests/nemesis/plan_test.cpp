@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "nemesis/plan_cursor.h"
 #include "nemesis/schedule.h"
@@ -83,9 +84,14 @@ TEST(PlanRead, RefusesBadPlansNamingFileLineStepAndField) {
       {"[{\"at_ms\": 0, \"do\": \"cut\", \"grudge\": {\"c1\": [\"c1\"]}}]", "cut from itself"},
       {"[{\"at_ms\": 0, \"do\": \"pause\", \"node\": \"holder\", \"for_ms\": 5}]", "no step before it waits for a lock event"},
       {"[{\"at_ms\": 0, \"do\": \"heal-cut\"}]", "nothing|no cut"},
-      {"[{\"at_ms\": 0, \"do\": \"clock-reset\"}]", "no clock offset"},
+      {"[{\"at_ms\": 0, \"do\": \"clock-reset\"}]", "no clock step comes before it"},
       {"[{\"at_ms\": 0, \"do\": \"cut\", \"grudge\": {\"c1\": [\"n4\"]}, \"for_ms\": 5},\n"
-       " {\"at_ms\": 9, \"do\": \"heal-cut\"}]", ":2: field 'do': step 2: heal-cut, but no cut"},
+       " {\"at_ms\": 9, \"do\": \"heal-cut\"},\n\n {\"at_ms\": 9, \"do\": \"heal-cut\"}]",
+       ":4: field 'do': step 3: heal-cut, but no cut"},
+      {"[\n  {\"at_ms\": 0,\n   \"do\": \"pause\", \"node\": \"c1\", \"for_ms\": 5},\n  {\"after_ms\": 0, \"do\": \"nap\"}\n]",
+       ":4: field 'do': step 2: unknown action"},
+      {"[\n  {\"at_ms\": 0, \"do\": \"clock-reset\",}\n]", ":2: not JSON"},
+      {"[{\"at_ms\": 86400001, \"do\": \"heal-cut\"}]", "from 0 to 86400000"},
       {"[{\"at_ms\": 0, \"do\": \"pause\", \"node\": \"c1\"}]", "field 'for_ms'"},
       {"[{\"at_ms\": 0, \"do\": \"kill\", \"nodes\": [\"n1\", \"c1\"]}]", "must all be servers or all be clients"},
       {"[{\"at_ms\": 0, \"do\": \"restart\", \"nodes\": [\"c1\"]}]", "not a server"},
@@ -200,6 +206,61 @@ TEST(PlanCursor, ClockStepsSetOffsetsAsDeltasAndUndoThem) {
   auto undo = cursor.due(t0 + milliseconds(50));
   ASSERT_EQ(undo.size(), 1u);
   EXPECT_EQ(undo[0].value["deltas"], (nlohmann::json{{"n1", 500}, {"n3", 20000}})) << "back to n3 +30000, n1 0";
+}
+
+TEST(PlanCursor, ALockEventWhileABatchIsOutFiresItsStepWhenTheBatchIsApplied) {
+  Plan p = plan_of(R"([{"at_ms": 0, "do": "cut", "grudge": {"c1": ["n4"]}, "for_ms": 10},
+                       {"on": "release", "client": "c2", "do": "heal-cut"}])");
+  const TimeSource::Instant t0{};
+  PlanCursor cursor(p, t0);
+  ASSERT_EQ(cursor.due(t0).size(), 1u);
+  cursor.applied(t0);
+  ASSERT_EQ(cursor.due(t0 + milliseconds(10)).size(), 1u) << "the cut's undo: a batch of no step";
+  EXPECT_TRUE(cursor.waiting_for_event());
+  EXPECT_TRUE(cursor.on_event({LockEventKind::kRelease, "c2", "l0"}, t0 + milliseconds(11)).empty())
+      << "kept while the undo is being applied";
+  auto fired = cursor.applied(t0 + milliseconds(12));
+  ASSERT_EQ(fired.size(), 1u) << "not lost";
+  EXPECT_EQ(fired[0].f, "heal");
+  EXPECT_TRUE(cursor.applied(t0 + milliseconds(13)).empty());
+  EXPECT_EQ(cursor.steps_fired(), 2u);
+}
+
+TEST(PlanCursor, AClockUndoLeavesANodeALaterStepMovedAlone) {
+  Plan p = plan_of(R"([{"at_ms": 0, "do": "clock", "offsets": {"n3": 30000, "n1": 100}, "for_ms": 50},
+                       {"after_ms": 10, "do": "clock", "offsets": {"n3": 5000}}])");
+  const TimeSource::Instant t0{};
+  PlanCursor cursor(p, t0);
+  ASSERT_EQ(cursor.due(t0).size(), 1u);
+  cursor.applied(t0);
+  ASSERT_EQ(cursor.due(t0 + milliseconds(10)).size(), 1u);
+  cursor.applied(t0 + milliseconds(10));
+  auto undo = cursor.due(t0 + milliseconds(50));
+  ASSERT_EQ(undo.size(), 1u);
+  EXPECT_EQ(undo[0].value["deltas"], (nlohmann::json{{"n1", -100}})) << "n3 keeps the later step's 5000";
+}
+
+TEST(PlanSchedule, ThePlanThreadAppliesStepsAndTheFinalHealEndsThem) {
+  FakeNemesisEnv env(kClients, kServers);
+  Plan p = plan_of(R"([{"at_ms": 0, "do": "cut", "grudge": {"c1": ["n4"]}},
+                       {"on": "acquire-ok", "client": "holder", "do": "pause", "node": "holder", "for_ms": 60000},
+                       {"after_ms": 0, "do": "clock", "offsets": {"n1": 1000}}])");
+  NemesisSchedule s(p, env.ctx, default_fault_options());
+  s.start();
+  auto wait_for = [&](auto done) {  // the plan thread steps every 5 ms of real time
+    for (int i = 0; i < 400 && !done(); ++i) std::this_thread::sleep_for(milliseconds(5));
+    return done();
+  };
+  ASSERT_TRUE(wait_for([&] { return !env.cuts().empty(); })) << "the at_ms step, from the plan thread";
+  std::thread client([&] { s.on_lock_event({LockEventKind::kAcquireOk, "c2", "l0"}); });
+  client.join();
+  EXPECT_EQ(env.stopped_nodes(), std::vector<std::string>{"c2"}) << "applied on the client's thread";
+  EXPECT_EQ(s.plan_progress(), (std::pair<std::size_t, std::size_t>{3, 3}));
+  s.heal_now();
+  EXPECT_TRUE(env.every_stop_resumed_in_order()) << "the final heal ends a 60 s pause at once";
+  EXPECT_EQ(env.cuts().back(), Grudge{});
+  EXPECT_EQ(env.ctx.clocks.offset("n1"), milliseconds(0));
+  s.stop();
 }
 
 TEST(PlanSchedule, AppliesTimedStepsThroughTheFamiliesAndEventStepsOnTheCallersThread) {

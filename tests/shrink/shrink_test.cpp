@@ -256,6 +256,34 @@ TEST(Shrink, FaultSubsetsAreTriedAtTheirFittedLength) {
   expect_consistent_log(r, fake);
 }
 
+TEST(Shrink, AReplayerThatThrowsEndsTheSearchWithWhatItHad) {
+  struct Throwing : FakeReplayer {
+    Throwing() : FakeReplayer({2}) {}
+    TryOutcome try_once(const ShrinkCandidate& c, int attempt) override {
+      if (calls.size() == 3) throw std::runtime_error("interrupted (Ctrl-C)");
+      return FakeReplayer::try_once(c, attempt);
+    }
+  } fake;
+  ShrinkResult r = shrink(8, 60, fake);
+  EXPECT_EQ(r.stopped_by, "interrupted (Ctrl-C)");
+  EXPECT_EQ(r.steps.size(), 2u) << "the steps before the one it broke stand";
+  EXPECT_TRUE(r.reproduced_any());
+  EXPECT_EQ(r.to_json()["stopped_by"], "interrupted (Ctrl-C)");
+}
+
+TEST(Shrink, AnOriginalCutByTheBudgetIsNeitherReproducedNorNeverReproduced) {
+  FakeReplayer fake({2});
+  fake.never();
+  fake.seconds_per_try = 100;
+  ShrinkOptions o;
+  o.budget_s = 50;
+  ShrinkResult r = shrink(4, 60, fake, o);
+  EXPECT_FALSE(r.reproduced_any());
+  EXPECT_FALSE(r.never_reproduced) << "one try of five says too little";
+  EXPECT_TRUE(r.budget_exhausted);
+  EXPECT_EQ(fake.calls.size(), 1u);
+}
+
 TEST(Shrink, JsonRecordsEveryStepAndTheFinalRate) {
   FakeReplayer fake({1}, 20);
   ShrinkOptions o;

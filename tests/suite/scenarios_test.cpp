@@ -45,8 +45,6 @@ TEST(Scenarios, EveryScenarioIsAValidRun) {
   for (const auto& s : kleppmann_scenarios()) EXPECT_EQ(scenario_problem(s), std::nullopt);
 }
 
-// The libraries' table: runnable, ids distinct from the article's, and every adapter of the
-// registry has a row (adding a library means adding its row).
 TEST(Scenarios, APlannedScenarioShowsItsPlanAsItsFaults) {
   std::vector<SuiteCase> cases = scenario_cases(kleppmann_scenarios(), {"K3-exact", "K1"});
   ASSERT_EQ(cases.size(), 2u);
@@ -60,6 +58,8 @@ TEST(Scenarios, APlannedScenarioShowsItsPlanAsItsFaults) {
   EXPECT_NE(problem->find("node \"n4\" is not a server or client"), std::string::npos) << *problem;
 }
 
+// The libraries' table: runnable, ids distinct from the article's, and every adapter of the
+// registry has a row (adding a library means adding its row).
 TEST(Scenarios, EveryLibraryScenarioIsAValidRunAndEveryAdapterHasOne) {
   std::set<std::string> ids, clients;
   for (const auto& s : kleppmann_scenarios()) ids.insert(s.id);
