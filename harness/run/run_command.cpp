@@ -7,6 +7,7 @@
 #include "harness/run/runner.h"
 #include "nemesis/nemesis.h"
 #include "nemesis/plan.h"
+#include "nemesis/plan_actions.h"
 #include "platform/runtime.h"
 #include "workloads/workload.h"
 
@@ -36,8 +37,9 @@ void add_run_options(CLI::App& cmd, RunArgs& args, const OptionSchema& schema) {
   cmd.add_option("--runtime", c.runtime, runtime_help());
   schema.add_cli(cmd, args.typed);
   cmd.add_option("--plan", c.plan,
-                 "apply the faults of a written plan instead of drawing them: a JSON list of steps "
-                 "(docs/plans.md), or a shipped plan's name (" + shipped_plan_names() + ")");
+                 "apply the faults of a written plan instead of drawing them: a JSON list of steps, each a "
+                 "trigger (at_ms, after_ms, or on acquire-ok/release) and an action (" + plan_action_names() +
+                     ") (docs/plans.md); or a shipped plan's name (" + shipped_plan_names() + ")");
   cmd.add_option("--replay", c.replay,
                  "rerun a stored run: its config.json, and its recorded faults at the same offsets "
                  "(only --store, --name and --junit may be given with it)");
