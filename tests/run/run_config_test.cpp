@@ -313,6 +313,15 @@ TEST(RunConfigPlan, APlansFaultsBecomeTheRunsAndItsProblemsAreNamed) {
   EXPECT_FALSE(o.contains("--nemesis")) << "the plan's faults come from the plan";
   EXPECT_EQ(RunConfig::from_json(c.to_json(), "config.json").plan, plan);
 
+  RunConfig short_pause = c;  // a plan's pause has its own length: --pause-ms is not its
+  std::ofstream(plan) << R"([{"at_ms": 0, "do": "pause", "node": "c1", "for_ms": 500}])";
+  short_pause.opts.set("time-limit", 2);
+  short_pause.resolve();
+  EXPECT_EQ(short_pause.nemesis, std::vector<std::string>{"pause-client"});
+  EXPECT_EQ(short_pause.input_problem(), std::nullopt);
+  std::ofstream(plan) << R"([{"at_ms": 0, "do": "cut", "grudge": {"c1": ["n1"]}},
+                            {"after_ms": 10, "do": "kill", "nodes": ["n1"]}])";
+
   RunConfig local = c;
   local.runtime = "local";
   ASSERT_TRUE(local.input_problem().has_value());
