@@ -87,8 +87,9 @@ class RunReplayer final : public Replayer {
     // What each failing checker counted: exclusion's overlapped holds, not its acquires inside.
     for (const auto& f : now) {
       const nlohmann::json& c = run.results["checkers"][f];
+      const int count = c.value("count", 0);
       const std::string counted = c.contains("count_text") ? c["count_text"].get<std::string>()
-                                                           : std::to_string(c.value("count", 0)) + " violations";
+                                                           : std::to_string(count) + (count == 1 ? " violation" : " violations");
       outcome.verdict_note += "; " + f + ": " + counted;
     }
     std::cout << "[try " << n << "] " << c.faults.size() << " fault(s), " << std::fixed << std::setprecision(1)
