@@ -32,7 +32,15 @@ std::string write_plan(const std::string& text) {
   return p.string();
 }
 
-Plan plan_of(const std::string& text) { return read_plan(write_plan(text), kServers, kClients); }
+// Reads `text` as a plan file, which is removed again whatever read_plan() says.
+Plan plan_of(const std::string& text) {
+  const std::string file = write_plan(text);
+  struct Remove {
+    std::string file;
+    ~Remove() { fs::remove(file); }
+  } remove{file};
+  return read_plan(file, kServers, kClients);
+}
 
 // The message read_plan() gives for a plan, or "" when it accepts it.
 std::string refusal(const std::string& text) {
