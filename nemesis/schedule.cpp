@@ -219,18 +219,19 @@ void NemesisSchedule::apply_planned(std::vector<PlannedLine> lines) {
   // Each batch, then what lock events that came meanwhile fired (PlanCursor::applied).
   while (!lines.empty()) {
     for (const PlannedLine& line : lines) {
-      Family& f = family_of_fault(line.value.at("fault").get<std::string>());
-      std::lock_guard stepping(f.step_mu);
-      {
-        std::lock_guard lock(mu_);
-        if (healed_ || !error_.empty()) break;
-      }
-      try {
-        f.log->plan(line.planned);
-        f.nemesis->replay(line.f, line.value);
-        f.log->plan(std::nullopt);
+      Family* f = nullptr;
+      try {  // never out of here: this runs on the plan thread and on clients' threads
+        f = &family_of_fault(line.value.at("fault").get<std::string>());
+        std::lock_guard stepping(f->step_mu);
+        {
+          std::lock_guard lock(mu_);
+          if (healed_ || !error_.empty()) break;
+        }
+        f->log->plan(line.planned);
+        f->nemesis->replay(line.f, line.value);
+        f->log->plan(std::nullopt);
       } catch (const std::exception& e) {
-        f.log->plan(std::nullopt);
+        if (f != nullptr) f->log->plan(std::nullopt);
         fail("plan step " + std::to_string(line.step) + " (" + line.f + "): " + e.what());
         break;
       }
