@@ -151,7 +151,7 @@ void read_heal_cut(PlanStepReader& r) {
 
 void fire_heal_cut(const PlanStep& s, PlanState& state, PlanInstant planned, std::vector<PlannedLine>& out) {
   state.cuts.clear();
-  out.push_back({"heal", {{"fault", "partition-nodes"}}, planned, s.number});
+  cut_line(s.number, state, planned, out);  // no cut left: the heal line
 }
 
 void read_clock(PlanStepReader& r) {
