@@ -27,6 +27,7 @@ nlohmann::json RunRecord::to_json() const {
           {"setup_seconds", setup_seconds},
           {"test_seconds", test_seconds},
           {"teardown_seconds", teardown_seconds},
+          {"controller_cpu_seconds", controller_cpu_seconds},
           {"interrupted", interrupted},
           {"checks_skipped", checks_skipped},
           {"health", health}};
@@ -83,6 +84,7 @@ std::optional<RunRecord> read_run_record(const std::filesystem::path& results_js
     r.setup_seconds = run.value("setup_seconds", 0.0);
     r.test_seconds = run.value("test_seconds", 0.0);
     r.teardown_seconds = run.value("teardown_seconds", 0.0);
+    r.controller_cpu_seconds = run.value("controller_cpu_seconds", 0.0);
     r.interrupted = run.at("interrupted").get<bool>();
     r.checks_skipped = run.value("checks_skipped", false);
     r.health = doc.value("health", nlohmann::json::object());

@@ -29,6 +29,9 @@ namespace fencecheck {
 struct RunRecord {
   std::uint64_t seed = 0;
   double setup_seconds = 0, test_seconds = 0, teardown_seconds = 0;
+  // CPU (user + system) the controller process itself spent during the test phase: its
+  // client threads, nemesis and bookkeeping; not the workers, servers or resource.
+  double controller_cpu_seconds = 0;
   bool interrupted = false;     // Ctrl-C/SIGTERM ended the test before its time limit
   bool checks_skipped = false;  // a second Ctrl-C skipped the checkers
   nlohmann::json health = nlohmann::json::object();  // BenchHealth::to_json()

@@ -1,6 +1,7 @@
 #include "harness/run/runner.h"
 
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -41,6 +42,13 @@ using std::chrono::milliseconds;
 
 double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+// CPU time of this whole process (every thread), in seconds.
+double process_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
 class Runner {
@@ -283,6 +291,7 @@ void Runner::run_clients() {
   const double time_limit_s = c_.opts.number("time-limit");
   Progress progress(out_, time_limit_s, *history_, [this] { return schedule_->describe_active(); });
   auto start = std::chrono::steady_clock::now();
+  const double cpu_start = process_cpu_seconds();
   auto limit = start + std::max(std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                                     std::chrono::duration<double>(time_limit_s)),
                                 std::chrono::duration_cast<std::chrono::steady_clock::duration>(replay_until));
@@ -338,6 +347,7 @@ void Runner::run_clients() {
   schedule_->stop();
   if (loop_failure) std::rethrow_exception(loop_failure);
   record_.test_seconds = seconds_since(start);
+  record_.controller_cpu_seconds = process_cpu_seconds() - cpu_start;
   health_->finish(history_->now());
   if (failure) std::rethrow_exception(failure);
   if (!schedule_->error().empty()) throw HarnessError("the nemesis failed: " + schedule_->error());
