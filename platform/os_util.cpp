@@ -59,7 +59,7 @@ std::string quote_argv(const std::vector<std::string>& argv) {
 
 std::string strerror_string(int err) { return std::strerror(err); }
 
-void write_sync_close(int fd, const std::string& text, const std::string& name) {
+void write_sync_close(int fd, const std::string& text, const std::string& name, bool sync) {
   auto fail = [&](const char* step, int err) {
     throw HarnessError(std::string("cannot ") + step + " " + name + ": " + strerror_string(err));
   };
@@ -73,7 +73,7 @@ void write_sync_close(int fd, const std::string& text, const std::string& name) 
     }
     done += static_cast<std::size_t>(n);
   }
-  if (::fsync(fd) != 0) {
+  if (sync && ::fsync(fd) != 0) {
     int err = errno;
     ::close(fd);
     fail("fsync", err);

@@ -52,10 +52,11 @@ std::string strerror_string(int err);
 // a log: "(no log at PATH)" when it cannot be read, "(log is empty)" when it is empty.
 std::string file_tail(const std::string& path, std::size_t lines = 20);
 
-// Writes all of text to fd (retrying short writes and EINTR), fsyncs it and closes it —
-// closing it in every case. Throws HarnessError "cannot <write|fsync|close> <name>: why":
-// a file whose data may not have reached the disk must never be taken for written.
-void write_sync_close(int fd, const std::string& text, const std::string& name);
+// Writes all of text to fd (retrying short writes and EINTR), fsyncs it (unless sync is
+// false) and closes it — closing it in every case. Throws HarnessError "cannot
+// <write|fsync|close> <name>: why": a file whose data may not have reached the disk must
+// never be taken for written.
+void write_sync_close(int fd, const std::string& text, const std::string& name, bool sync = true);
 
 // "install the Debian package iproute2, e.g. with scripts/setup.sh" for a missing program;
 // with an empty package, "install the Debian package that provides it, …".

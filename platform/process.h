@@ -29,9 +29,9 @@ struct ProcessSpec {
                                              // directories are created
   std::filesystem::path cwd;                 // empty: inherit
   std::vector<std::string> preload;          // shared objects for LD_PRELOAD, in order
-  std::filesystem::path control_socket = {}; // a unix socket it listens on that the
-                                             // controller dials (a worker's): the ssh
-                                             // runtime forwards it from the controller
+  std::vector<std::filesystem::path> control_sockets = {};  // unix sockets it listens on
+                                             // that the controller dials (a worker's): the
+                                             // ssh runtime forwards them from the controller
 };
 
 class Process {

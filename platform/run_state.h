@@ -22,6 +22,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "platform/atomic_file.h"
+
 namespace fencecheck {
 
 class RunState {
@@ -58,7 +60,7 @@ class RunState {
   static bool valid_run_id(const std::string& id);
 
  private:
-  void save_locked();
+  void save_locked(FileSync sync = FileSync::kDisk);
   std::string run_id_;
   std::filesystem::path file_;
   mutable std::mutex mu_;

@@ -417,8 +417,8 @@ Process& SshRuntime::start(ProcessSpec spec) {
   local.log = spec.log;
   Process& client = supervise(local, {});
   auto p = std::make_unique<RemoteProcess>(spec, client, *r.conn, pid_file);
-  if (!spec.control_socket.empty()) {
-    r.conn->forward_unix(spec.control_socket, translate(r, spec.control_socket.string(), nullptr));
+  for (const fs::path& socket : spec.control_sockets) {
+    r.conn->forward_unix(socket, translate(r, socket.string(), nullptr));
   }
   std::lock_guard lock(mu_);
   processes_.push_back(std::move(p));

@@ -4,9 +4,11 @@
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <vector>
 
 #include <grpcpp/grpcpp.h>
 
+#include "harness/control/op_channel.h"
 #include "harness/control/op_codec.h"
 #include "platform/errors.h"
 #include "proto/worker.grpc.pb.h"
@@ -25,10 +27,42 @@ struct WorkerHandle::Impl {
   std::unique_ptr<proto::Worker::Stub> stub;
   grpc::ClientContext notices_ctx;
   std::thread notices;
+  std::string op_socket;
+  std::mutex idle_mu;
+  std::vector<UniqueFd> idle;  // op connections with no op in flight
+
+  // One op's round trip on an idle connection (or a new one). A connection whose op did not
+  // end cleanly is closed, never reused: a late reply must not answer the next op.
+  FrameStatus round_trip(const proto::InvokeRequest& req, proto::InvokeReply* reply, OpDeadline deadline,
+                         std::string* error);
 };
+
+FrameStatus WorkerHandle::Impl::round_trip(const proto::InvokeRequest& req, proto::InvokeReply* reply,
+                                           OpDeadline deadline, std::string* error) {
+  UniqueFd fd;
+  {
+    std::lock_guard lock(idle_mu);
+    if (!idle.empty()) {
+      fd = std::move(idle.back());
+      idle.pop_back();
+    }
+  }
+  if (!fd.valid()) {
+    FrameStatus s = connect_op_socket(op_socket, deadline, &fd, error);
+    if (s != FrameStatus::kOk) return s;
+  }
+  FrameStatus s = send_frame(fd.get(), req, deadline, error);
+  if (s == FrameStatus::kOk) s = receive_frame(fd.get(), *reply, deadline, error);
+  if (s == FrameStatus::kOk) {
+    std::lock_guard lock(idle_mu);
+    idle.push_back(std::move(fd));
+  }
+  return s;
+}
 
 WorkerHandle::WorkerHandle(std::string socket_path)
     : socket_path_(std::move(socket_path)), impl_(std::make_unique<Impl>()) {
+  impl_->op_socket = op_socket_path(socket_path_);
   grpc::ChannelArguments args;
   // A frozen worker must surface as a deadline, never as a long reconnect backoff that
   // makes the next op fail before it is sent.
@@ -123,14 +157,22 @@ WorkerHandle::Completion WorkerHandle::invoke(OpFn f, const std::string& key,
     return Completion{OpType::kFail, nullptr, std::string("bad ") + std::string(to_string(f)) + ": " + e.what(), true, {}, {}};
   }
   proto::InvokeReply reply;
-  grpc::ClientContext ctx;
-  ctx.set_deadline(after(deadline));
-  grpc::Status st = impl_->stub->Invoke(&ctx, req, &reply);
-  if (!st.ok()) {
-    c.error = st.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED
-                  ? "timeout"
-                  : "worker unreachable: " + st.error_message();
-    return c;  // info: the worker may have run it
+  std::string error;
+  switch (impl_->round_trip(req, &reply, std::chrono::steady_clock::now() + deadline, &error)) {
+    case FrameStatus::kOk:
+      break;
+    case FrameStatus::kTimeout:
+      c.error = "timeout";
+      return c;  // info: the worker may have run it
+    case FrameStatus::kClosed:
+      c.error = "worker unreachable: it closed the connection";
+      return c;
+    case FrameStatus::kError:
+      c.error = "worker unreachable: " + error;
+      return c;
+    case FrameStatus::kMalformed:
+      c.error = "the worker's reply is malformed: " + error;
+      return c;
   }
   c.error = reply.error();
   c.broken = reply.broken();

@@ -1,6 +1,11 @@
 #include "harness/run/worker_pool.h"
 
+#include <atomic>
+#include <exception>
+#include <thread>
+
 #include "adapters/registry.h"
+#include "harness/control/op_channel.h"
 
 namespace fencecheck {
 
@@ -21,7 +26,30 @@ WorkerPool::~WorkerPool() {
 }
 
 void WorkerPool::start_all() {
-  for (const auto& node : nodes_) start(node);
+  // Every worker is spawned first, then all are awaited at once: their execs, sockets and
+  // first connections to the servers overlap, so setup does not grow with the clients.
+  for (const auto& node : nodes_) launch(node);
+  std::mutex failure_mu;
+  std::exception_ptr failure;
+  std::atomic<bool> failed{false};
+  std::vector<std::thread> waits;
+  waits.reserve(nodes_.size());
+  for (const auto& node : nodes_) {
+    waits.emplace_back([&, node] {
+      try {
+        // One failure ends the other waits (kGaveUp): the run is over anyway.
+        Readiness r = await_ready(node, [&] { return failed.load(); });
+        if (r == Readiness::kGaveUp && failed) return;
+        if (r != Readiness::kReady) throw Interrupted("worker on " + node + ": the wait for it was interrupted");
+      } catch (...) {
+        std::lock_guard lock(failure_mu);
+        if (!failure) failure = std::current_exception();
+        failed = true;
+      }
+    });
+  }
+  for (auto& t : waits) t.join();
+  if (failure) std::rethrow_exception(failure);
 }
 
 WorkerPool::Worker WorkerPool::current(const std::string& node) const {
@@ -50,7 +78,7 @@ void WorkerPool::launch(const std::string& node) {
   if (workers_.contains(node) || launched_.contains(node)) return;
   std::string socket = (setup_.control_dir / (node + ".sock")).string();
   Process& p = runtime_.spawn({node, "worker", {setup_.exe.string(), "worker", "--socket", socket, "--node", node},
-                               {}, setup_.nodes_dir / node / "worker.log", {}, {}, socket});
+                               {}, setup_.nodes_dir / node / "worker.log", {}, {}, {socket, op_socket_path(socket)}});
   launched_[node] = Worker{&p, std::make_shared<WorkerHandle>(socket), 0};
 }
 

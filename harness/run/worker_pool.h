@@ -46,7 +46,9 @@ class WorkerPool final : public NodeProcesses {
   WorkerPool(Runtime& runtime, WorkerSetup setup, std::vector<std::string> nodes);
   ~WorkerPool() override;
 
-  // Starts every node's worker. Throws HarnessError naming the node, with its log tail.
+  // Starts every node's worker, all at once: spawns them one by one, then waits for them
+  // together (up to 10 s, plus a setup of up to 20 s). Throws HarnessError naming a node
+  // that failed, with its log tail (the others' waits then end at once), or Interrupted.
   void start_all();
   // The node's current worker; nullptr while it is down (killed, not started again).
   // generation: how many workers this node has had (1 for the first), so that a session

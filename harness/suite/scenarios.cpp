@@ -15,11 +15,14 @@ constexpr Expect I = Expect::kInvalid;
 // The article's pause: the client whose acquire just completed is frozen for three leases.
 const Args kPauseHolder = {"--nemesis", "pause-holder", "--ttl-ms", "500", "--pause-ms", "1500",
                            "--nemesis-interval", "1000", "--hold-ms", "200", "--time-limit", "15"};
-// etcd's lease (2 s) against pauses twice as long; an acquire may wait 8 s in the queue,
-// longer than a pause, so a client frozen while it waits hears its Lock's answer after it
-// resumes (a shorter wait would end in DEADLINE_EXCEEDED instead).
+// etcd's lease (2 s) against pauses twice as long; an acquire may wait 10 s in the queue
+// (the client's cap), longer than a pause, so a client frozen while it waits hears its
+// Lock's answer after it resumes (a shorter wait would end in DEADLINE_EXCEEDED instead).
+// With 8 s, a waiter behind four holders of up to 3 s each gave up before its turn in 1
+// of 4 K8-11456 runs (seed 3: its turn came 8.5 s after it asked), so no grant was ever
+// made on its expired lease.
 const Args kEtcdPauses = {"--backend", "etcd", "--pause-ms", "4000", "--nemesis-interval", "2000",
-                          "--ttl-ms", "8000", "--op-timeout-ms", "15000", "--resource", "fenced",
+                          "--ttl-ms", "10000", "--op-timeout-ms", "15000", "--resource", "fenced",
                           "--time-limit", "20"};
 // Redlock on three masters, so that a majority is two nodes.
 const Args kRedlock3 = {"--backend", "redlock", "--backend-opt", "n=3", "--time-limit", "15"};

@@ -10,6 +10,8 @@
 
 #include "platform/stop_signals.h"
 #include "platform/runtime.h"
+#include "harness/control/op_channel.h"
+#include "harness/worker/op_listener.h"
 #include "harness/worker/worker_ops.h"
 #include "proto/worker.grpc.pb.h"
 
@@ -27,12 +29,6 @@ class WorkerService final : public proto::Worker::Service {
     } catch (const std::exception& e) {
       return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, e.what());
     }
-    return grpc::Status::OK;
-  }
-
-  grpc::Status Invoke(grpc::ServerContext*, const proto::InvokeRequest* req,
-                      proto::InvokeReply* reply) override {
-    *reply = ops_.invoke(*req);
     return grpc::Status::OK;
   }
 
@@ -76,6 +72,7 @@ struct WorkerServer::Impl {
   std::string socket_path;
   WorkerOps ops;
   WorkerService service;
+  std::unique_ptr<OpListener> op_listener;  // after ops: its threads call into ops
   std::unique_ptr<grpc::Server> server;
   std::mutex mu;
   std::condition_variable cv;
@@ -91,6 +88,9 @@ WorkerServer::WorkerServer(const std::string& socket_path, const std::string& no
                        std::to_string(socket_path.size()) + " bytes, at most " +
                        std::to_string(sizeof(sockaddr_un{}.sun_path) - 1) + "): " + socket_path);
   }
+  // The op socket first: once the control socket accepts, ops can be sent.
+  impl_->op_listener = std::make_unique<OpListener>(
+      op_socket_path(socket_path), [ops = &impl_->ops](const proto::InvokeRequest& req) { return ops->invoke(req); });
   std::error_code ec;
   if (std::filesystem::is_socket(socket_path, ec)) std::filesystem::remove(socket_path, ec);
   grpc::ServerBuilder builder;
@@ -110,11 +110,13 @@ WorkerServer::~WorkerServer() {
   request_stop();
   impl_->server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
   impl_->server->Wait();
+  impl_->op_listener.reset();
   std::error_code ec;
   std::filesystem::remove(impl_->socket_path, ec);
 }
 
 void WorkerServer::request_stop() {
+  impl_->op_listener->stop();
   impl_->ops.close_notices();  // ends the Notices stream, which Shutdown would wait for
   std::lock_guard<std::mutex> lock(impl_->mu);
   impl_->stop = true;

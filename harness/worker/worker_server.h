@@ -1,10 +1,11 @@
-// The worker process's gRPC server (proto/worker.proto) on a Unix socket, and the
+// The worker process's gRPC server (proto/worker.proto) on a Unix socket, its op socket, and the
 // `fencecheck worker` subcommand that runs it.
 //
 // The socket is created with mode 0600 (only the controller's user may drive the worker);
 // a stale socket file at the path is replaced, and the file is removed when the server
-// stops. Calls run on gRPC's sync thread pool, so a new Invoke is served even while an
-// older one is still stuck. request_stop() is thread-safe; the Shutdown RPC calls it.
+// stops. Ops arrive on the op socket beside it (op_listener.h), a thread per connection,
+// so a new op is served even while an older one is still stuck. request_stop() is
+// thread-safe; the Shutdown RPC calls it.
 #pragma once
 
 #include <chrono>
