@@ -28,8 +28,13 @@ int random_key(ClientSession& s, int keys) {
   return static_cast<int>(s.rng()() % static_cast<std::uint64_t>(keys));
 }
 
-// Backs off after a refused acquire so that clients do not spin on a held lock.
-void back_off(ClientSession& s) { s.sleep(milliseconds(5) + random_upto(s, milliseconds(20))); }
+// Backs off after a refused op so that clients do not spin on a held lock: 5–25 ms, but
+// never longer than a hold may last. With --hold-ms 0 (the harness measured at full
+// speed) a lock is held for one op's round trip, so a refused acquire is retried at once:
+// a 15 ms nap per refusal would otherwise be most of the run's time.
+void back_off(ClientSession& s, milliseconds hold) {
+  s.sleep(std::min(hold, milliseconds(5)) + random_upto(s, std::min(hold, milliseconds(20))));
+}
 
 class LockWorkload : public Workload {
  public:
@@ -39,7 +44,7 @@ class LockWorkload : public Workload {
       std::string lock = lock_name(random_key(s, o_.keys));
       OpResult got = s.invoke(OpFn::kAcquire, lock, nullptr);
       if (got.type != OpType::kOk) {
-        if (got.type == OpType::kFail) back_off(s);
+        if (got.type == OpType::kFail) back_off(s, o_.hold);
         continue;
       }
       s.sleep(random_upto(s, o_.hold));
@@ -101,7 +106,7 @@ class LockAppendWorkload : public Workload {
       int i = random_key(s, o_.keys);
       OpResult got = s.invoke(OpFn::kAcquire, lock_name(i), nullptr);
       if (got.type != OpType::kOk) {
-        if (got.type == OpType::kFail) back_off(s);
+        if (got.type == OpType::kFail) back_off(s, o_.hold);
         continue;
       }
       nlohmann::json token = got.value.value("token", nlohmann::json());
@@ -162,13 +167,13 @@ class CasWorkload : public Workload {
       std::string key = resource_key(random_key(s, o_.keys));
       OpResult read = s.invoke(OpFn::kRead, key, nullptr);
       if (read.type != OpType::kOk) {
-        if (read.type == OpType::kFail) back_off(s);
+        if (read.type == OpType::kFail) back_off(s, o_.hold);
         continue;
       }
       s.sleep(random_upto(s, o_.hold));
       nlohmann::json next = s.unique_element();
       OpResult set = s.invoke(OpFn::kCas, key, {{"expect", read.value}, {"value", next}});
-      if (set.type == OpType::kFail) back_off(s);
+      if (set.type == OpType::kFail) back_off(s, o_.hold);
     }
   }
   std::vector<std::string> final_read_keys() const override {
