@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/time.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 
@@ -42,6 +43,13 @@ FrameStatus wait_for(int fd, short events, OpDeadline deadline, std::string* err
 
 std::string op_socket_path(const std::string& control_socket) { return control_socket + ".op"; }
 
+void set_receive_timeout(int fd, std::chrono::milliseconds timeout) {
+  timeval tv{};
+  tv.tv_sec = static_cast<time_t>(timeout.count() / 1000);
+  tv.tv_usec = static_cast<suseconds_t>((timeout.count() % 1000) * 1000);
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+}
+
 FrameStatus connect_op_socket(const std::string& path, OpDeadline deadline, UniqueFd* out, std::string* error) {
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
@@ -57,6 +65,8 @@ FrameStatus connect_op_socket(const std::string& path, OpDeadline deadline, Uniq
       return FrameStatus::kError;
     }
     if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) == 0) {
+      // Blocking from now on: receive_frame then waits in recv (set_receive_timeout).
+      ::fcntl(fd.get(), F_SETFL, ::fcntl(fd.get(), F_GETFL) & ~O_NONBLOCK);
       *out = std::move(fd);
       return FrameStatus::kOk;
     }
@@ -113,12 +123,19 @@ FrameStatus receive_frame(int fd, google::protobuf::MessageLite& message, OpDead
   std::size_t capacity = sizeof(small), have = 0, want = 0;
   bool header_read = false;
   while (!header_read || have < want) {
-    FrameStatus s = wait_for(fd, POLLIN, deadline, error, wake_fd);
-    if (s != FrameStatus::kOk) return s;
-    const ssize_t n = ::recv(fd, buf + have, capacity - have, MSG_DONTWAIT);
+    // Read first: a blocking socket waits right here (up to its SO_RCVTIMEO), which saves
+    // a poll per op; a non-blocking one, or a read that timed out early, polls below.
+    // Once part of a frame is in, the rest is waited for by poll, against the deadline.
+    const ssize_t n = ::recv(fd, buf + have, capacity - have, have == 0 ? 0 : MSG_DONTWAIT);
     if (n == 0) return FrameStatus::kClosed;
     if (n < 0) {
-      if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK) continue;
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        if (std::chrono::steady_clock::now() >= deadline) return FrameStatus::kTimeout;
+        FrameStatus s = wait_for(fd, POLLIN, deadline, error, wake_fd);
+        if (s != FrameStatus::kOk) return s;
+        continue;
+      }
       if (errno == ECONNRESET) return FrameStatus::kClosed;
       *error = errno_text("recv");
       return FrameStatus::kError;

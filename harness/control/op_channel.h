@@ -38,17 +38,24 @@ enum class FrameStatus {
   kMalformed,  // a length over kMaxOpFrameBytes, or bytes that do not parse
 };
 
-// Connects to the Unix socket at path, non-blocking and close-on-exec. A full backlog (a
-// frozen worker) is retried every 5 ms until the deadline (kTimeout). kError: nobody
-// listens there (a dead worker), with the reason in *error.
+// Connects to the Unix socket at path (close-on-exec; a blocking socket once connected,
+// so give it a set_receive_timeout). A full backlog (a frozen worker) is retried every
+// 5 ms until the deadline (kTimeout). kError: nobody listens there (a dead worker), with
+// the reason in *error.
 FrameStatus connect_op_socket(const std::string& path, OpDeadline deadline, UniqueFd* out, std::string* error);
+
+// SO_RCVTIMEO: how long one read of a blocking socket may wait (0: no limit).
+void set_receive_timeout(int fd, std::chrono::milliseconds timeout);
 
 // Writes message as one frame. Never raises SIGPIPE.
 FrameStatus send_frame(int fd, const google::protobuf::MessageLite& message, OpDeadline deadline,
                        std::string* error);
 
-// Reads one frame into message. wake_fd (optional, -1: none): readable means stop waiting,
-// which returns kClosed.
+// Reads one frame into message, by the deadline. On a blocking socket the read itself
+// waits, up to the socket's receive timeout (set_receive_timeout; with none it waits until
+// data or shutdown(2)), and the deadline is checked after it; a non-blocking socket waits
+// in poll. wake_fd (optional, -1: none): readable means stop waiting, which returns
+// kClosed (heard only while polling).
 FrameStatus receive_frame(int fd, google::protobuf::MessageLite& message, OpDeadline deadline,
                           std::string* error, int wake_fd = -1);
 

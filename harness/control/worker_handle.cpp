@@ -1,5 +1,6 @@
 #include "harness/control/worker_handle.h"
 
+#include <algorithm>
 #include <condition_variable>
 #include <mutex>
 #include <optional>
@@ -28,34 +29,46 @@ struct WorkerHandle::Impl {
   grpc::ClientContext notices_ctx;
   std::thread notices;
   std::string op_socket;
+  struct OpConnection {
+    UniqueFd fd;
+    std::chrono::milliseconds receive_timeout{0};  // as last set on fd
+  };
   std::mutex idle_mu;
-  std::vector<UniqueFd> idle;  // op connections with no op in flight
+  std::vector<OpConnection> idle;  // op connections with no op in flight
 
   // One op's round trip on an idle connection (or a new one). A connection whose op did not
   // end cleanly is closed, never reused: a late reply must not answer the next op.
-  FrameStatus round_trip(const proto::InvokeRequest& req, proto::InvokeReply* reply, OpDeadline deadline,
-                         std::string* error);
+  FrameStatus round_trip(const proto::InvokeRequest& req, proto::InvokeReply* reply,
+                         std::chrono::milliseconds deadline, std::string* error);
 };
 
 FrameStatus WorkerHandle::Impl::round_trip(const proto::InvokeRequest& req, proto::InvokeReply* reply,
-                                           OpDeadline deadline, std::string* error) {
-  UniqueFd fd;
+                                           std::chrono::milliseconds deadline, std::string* error) {
+  const OpDeadline until = std::chrono::steady_clock::now() + deadline;
+  OpConnection conn;
   {
     std::lock_guard lock(idle_mu);
     if (!idle.empty()) {
-      fd = std::move(idle.back());
+      conn = std::move(idle.back());
       idle.pop_back();
     }
   }
-  if (!fd.valid()) {
-    FrameStatus s = connect_op_socket(op_socket, deadline, &fd, error);
+  if (!conn.fd.valid()) {
+    FrameStatus s = connect_op_socket(op_socket, until, &conn.fd, error);
     if (s != FrameStatus::kOk) return s;
   }
-  FrameStatus s = send_frame(fd.get(), req, deadline, error);
-  if (s == FrameStatus::kOk) s = receive_frame(fd.get(), *reply, deadline, error);
+  // The reply is waited for in recv itself; the timeout is set again only when the op's
+  // deadline differs (ops of one run share one), never shorter than the deadline.
+  const auto wanted = std::max(deadline, std::chrono::milliseconds(1));
+  if (conn.receive_timeout != wanted) {
+    set_receive_timeout(conn.fd.get(), wanted);
+    conn.receive_timeout = wanted;
+  }
+  FrameStatus s = send_frame(conn.fd.get(), req, until, error);
+  if (s == FrameStatus::kOk) s = receive_frame(conn.fd.get(), *reply, until, error);
   if (s == FrameStatus::kOk) {
     std::lock_guard lock(idle_mu);
-    idle.push_back(std::move(fd));
+    idle.push_back(std::move(conn));
   }
   return s;
 }
@@ -158,7 +171,7 @@ WorkerHandle::Completion WorkerHandle::invoke(OpFn f, const std::string& key,
   }
   proto::InvokeReply reply;
   std::string error;
-  switch (impl_->round_trip(req, &reply, std::chrono::steady_clock::now() + deadline, &error)) {
+  switch (impl_->round_trip(req, &reply, deadline, &error)) {
     case FrameStatus::kOk:
       break;
     case FrameStatus::kTimeout:

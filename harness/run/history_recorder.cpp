@@ -1,5 +1,8 @@
 #include "harness/run/history_recorder.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstring>
 #include <ctime>
@@ -11,14 +14,61 @@ namespace fencecheck {
 
 HistoryRecorder::HistoryRecorder(const std::filesystem::path& path, std::int64_t t0_ns)
     : path_(path), t0_(t0_ns) {
-  file_ = std::fopen(path.c_str(), "wx");
-  if (file_ == nullptr) {
+  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd_ < 0) {
     throw HarnessError("cannot create " + path.string() + ": " + std::strerror(errno));
   }
+  flusher_ = std::thread([this] { flush_loop(); });
 }
 
 HistoryRecorder::~HistoryRecorder() {
-  if (file_ != nullptr) std::fclose(file_);
+  {
+    std::lock_guard lock(mu_);
+    closing_ = true;
+  }
+  wake_.notify_all();
+  flusher_.join();
+  try {
+    flush();
+  } catch (const std::exception&) {
+    // Already reported by the record() or flush() that met it, or nobody left to tell.
+  }
+  ::close(fd_);
+}
+
+void HistoryRecorder::flush_loop() {
+  for (;;) {
+    {
+      std::unique_lock lock(mu_);
+      wake_.wait_for(lock, kFlushEvery, [this] { return closing_; });
+      if (closing_) return;  // the destructor writes the rest
+    }
+    try {
+      flush();
+    } catch (const std::exception&) {
+      return;  // write_error_ holds it for the next record() or flush()
+    }
+  }
+}
+
+void HistoryRecorder::flush() {
+  std::lock_guard writing(write_mu_);
+  std::string batch;
+  {
+    std::lock_guard lock(mu_);
+    if (!write_error_.empty()) throw HarnessError(write_error_);
+    batch.swap(pending_);
+  }
+  for (std::size_t done = 0; done < batch.size();) {
+    const ssize_t n = ::write(fd_, batch.data() + done, batch.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      std::lock_guard lock(mu_);
+      write_error_ = "cannot write " + path_.string() + ": " + std::strerror(errno);
+      throw HarnessError(write_error_);
+    }
+    done += static_cast<std::size_t>(n);
+  }
 }
 
 std::int64_t HistoryRecorder::monotonic_ns() {
@@ -90,12 +140,11 @@ nlohmann::ordered_json HistoryRecorder::stamp_locked() const {
 }
 
 void HistoryRecorder::write_locked(const nlohmann::ordered_json& line) {
+  if (!write_error_.empty()) throw HarnessError(write_error_);
   // A server's error message may hold any bytes; losing the line (or the run) over one of
   // them would be worse than a replacement character.
-  std::string text = dump_json(line) + "\n";
-  if (std::fwrite(text.data(), 1, text.size(), file_) != text.size() || std::fflush(file_) != 0) {
-    throw HarnessError("cannot write " + path_.string() + ": " + std::strerror(errno));
-  }
+  pending_ += dump_json(line);
+  pending_ += '\n';
   ++index_;
 }
 

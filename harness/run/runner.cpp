@@ -137,6 +137,7 @@ int Runner::run() {
     set_up();
     record_.setup_seconds = seconds_since(t_start);
     run_clients();
+    history_->flush();  // every line in the file before the checkers read it
   } catch (const Interrupted&) {  // a setup wait gave up, or check_interrupt()
     out_ << "fencecheck run: interrupted during setup; nothing was tested\n";
     teardown();

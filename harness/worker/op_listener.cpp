@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <mutex>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -27,6 +28,8 @@ struct OpListener::Impl {
   std::thread acceptor;
   std::mutex mu;
   std::vector<std::thread> connections;
+  std::set<int> open;  // the connections' fds, shut down by stop() to end their reads
+  bool stopped = false;
 
   void accept_loop();
   void serve(UniqueFd fd);
@@ -70,6 +73,9 @@ OpListener::~OpListener() {
 void OpListener::stop() {
   const std::uint64_t one = 1;
   [[maybe_unused]] ssize_t n = ::write(impl_->stopping.get(), &one, sizeof(one));
+  std::lock_guard lock(impl_->mu);
+  impl_->stopped = true;
+  for (int fd : impl_->open) ::shutdown(fd, SHUT_RDWR);
 }
 
 void OpListener::Impl::accept_loop() {
@@ -80,9 +86,12 @@ void OpListener::Impl::accept_loop() {
       return;
     }
     if (fds[1].revents != 0) return;
-    UniqueFd fd(::accept4(listening.get(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
+    // Blocking: a connection's thread waits for its next op in recv (stop() shuts it down).
+    UniqueFd fd(::accept4(listening.get(), nullptr, nullptr, SOCK_CLOEXEC));
     if (!fd.valid()) continue;  // the peer gave up already, or fds ran out: it sees a closed socket
     std::lock_guard lock(mu);
+    if (stopped) return;
+    open.insert(fd.get());
     connections.emplace_back([this, conn = std::move(fd)]() mutable { serve(std::move(conn)); });
   }
 }
@@ -95,13 +104,15 @@ void OpListener::Impl::serve(UniqueFd fd) {
     FrameStatus s = receive_frame(fd.get(), request, std::chrono::steady_clock::now() + std::chrono::hours(24),
                                   &error, stopping.get());
     if (s == FrameStatus::kTimeout) continue;
-    if (s != FrameStatus::kOk) return;  // closed, stopped, or garbage: the controller sees the close
+    if (s != FrameStatus::kOk) break;  // closed, stopped, or garbage: the controller sees the close
     proto::InvokeReply reply = handler(request);
     if (send_frame(fd.get(), reply, std::chrono::steady_clock::now() + std::chrono::seconds(10), &error) !=
         FrameStatus::kOk) {
-      return;  // the controller gave up on this op and closed the connection
+      break;  // the controller gave up on this op and closed the connection
     }
   }
+  std::lock_guard lock(mu);  // before the fd closes, so that stop() never shuts down a reused number
+  open.erase(fd.get());
 }
 
 }  // namespace fencecheck

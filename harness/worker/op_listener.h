@@ -3,9 +3,10 @@
 // on a fresh connection is served while an older one is still stuck in the lock client.
 //
 // The socket is created with mode 0600; a stale socket file at the path is replaced, and
-// the file is removed by the destructor. stop() is thread-safe and returns at once; the
-// destructor stops, then joins every thread: a thread inside an op first finishes it
-// (bounded by the op's own timeouts in WorkerOps).
+// the file is removed by the destructor. A connection's thread waits for its next op in a
+// blocking read. stop() is thread-safe and returns at once: it shuts every connection
+// down, which ends those reads. The destructor stops, then joins every thread: a thread
+// inside an op first finishes it (bounded by the op's own timeouts in WorkerOps).
 #pragma once
 
 #include <functional>

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <thread>
 
@@ -22,11 +23,12 @@ using namespace std::chrono_literals;
 
 OpDeadline in(std::chrono::milliseconds d) { return std::chrono::steady_clock::now() + d; }
 
+// Non-blocking unless asked: a blocking socket without a receive timeout waits for ever.
 struct Pair {
   UniqueFd a, b;
-  Pair() {
+  explicit Pair(bool blocking = false) {
     int fds[2];
-    EXPECT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
+    EXPECT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | (blocking ? 0 : SOCK_NONBLOCK), 0, fds), 0);
     a.reset(fds[0]);
     b.reset(fds[1]);
   }
@@ -86,6 +88,36 @@ TEST(OpChannel, NoReplyByTheDeadlineIsATimeout) {
   // Half a frame, then nothing: still a timeout, never a frame.
   write_raw(p.b.get(), length_prefix(10) + "abc");
   EXPECT_EQ(receive_frame(p.a.get(), reply, in(100ms), &error), FrameStatus::kTimeout);
+}
+
+TEST(OpChannel, ABlockingSocketWaitsInItsReadButNeverPastTheDeadline) {
+  Pair p(/*blocking=*/true);
+  std::string error;
+  proto::InvokeReply reply;
+  set_receive_timeout(p.a.get(), 100ms);
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(receive_frame(p.a.get(), reply, in(100ms), &error), FrameStatus::kTimeout);
+  EXPECT_GE(std::chrono::steady_clock::now() - start, 100ms);
+  // A receive timeout longer than the deadline: a partial frame is finished by poll, which
+  // keeps to the deadline.
+  set_receive_timeout(p.a.get(), 10s);
+  write_raw(p.b.get(), length_prefix(10) + "abc");
+  start = std::chrono::steady_clock::now();
+  EXPECT_EQ(receive_frame(p.a.get(), reply, in(200ms), &error), FrameStatus::kTimeout);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
+  // And a frame that comes is read.
+  Pair q(/*blocking=*/true);
+  set_receive_timeout(q.a.get(), 1s);
+  proto::InvokeReply sent;
+  sent.set_error("late but in time");
+  std::thread writer([&] {
+    std::this_thread::sleep_for(50ms);
+    std::string werror;
+    EXPECT_EQ(send_frame(q.b.get(), sent, in(1s), &werror), FrameStatus::kOk);
+  });
+  EXPECT_EQ(receive_frame(q.a.get(), reply, in(1s), &error), FrameStatus::kOk) << error;
+  writer.join();
+  EXPECT_EQ(reply.error(), "late but in time");
 }
 
 TEST(OpChannel, APeerThatClosesIsClosedEvenMidFrame) {
@@ -154,6 +186,22 @@ TEST(OpChannel, TheListenerServesEachConnectionAndNobodyListeningIsAnError) {
     }
   }
   EXPECT_FALSE(std::filesystem::exists(path));  // the listener removed its socket
+}
+
+TEST(OpChannel, StoppingTheListenerEndsAConnectionWaitingForItsNextOp) {
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("fc-op-stop-" + std::to_string(::getpid()) + ".op")).string();
+  std::string error;
+  UniqueFd conn;
+  auto listener = std::make_unique<OpListener>(path, [](const proto::InvokeRequest&) { return proto::InvokeReply{}; });
+  ASSERT_EQ(connect_op_socket(path, in(1s), &conn, &error), FrameStatus::kOk) << error;
+  std::this_thread::sleep_for(50ms);  // its thread now waits in recv
+  auto start = std::chrono::steady_clock::now();
+  listener.reset();  // stops and joins: bounded only if the waiting read is ended
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);
+  proto::InvokeReply reply;
+  set_receive_timeout(conn.get(), 1s);
+  EXPECT_EQ(receive_frame(conn.get(), reply, in(1s), &error), FrameStatus::kClosed);
 }
 
 }  // namespace

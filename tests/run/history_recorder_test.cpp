@@ -2,8 +2,11 @@
 // when many client threads and the nemesis record at once.
 #include "harness/run/history_recorder.h"
 
+#include <sys/resource.h>
+
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <fstream>
 #include <map>
 #include <thread>
@@ -172,6 +175,57 @@ TEST(HistoryRecorder, TimesCountFromT0) {
   ASSERT_EQ(events.size(), 1u);
   EXPECT_GE(events[0].time, 2'000'000'000);
   EXPECT_LT(events[0].time, 60'000'000'000);
+}
+
+// Lines reach the file without anybody asking (a killed controller loses only the last few
+// ms), and at once on flush().
+TEST(HistoryRecorder, LinesReachTheFileByThemselvesAndAtOnceOnFlush) {
+  TempDir dir;
+  auto path = dir.path() / "history.jsonl";
+  HistoryRecorder h(path, HistoryRecorder::monotonic_ns());
+  h.record(1, OpType::kInvoke, OpFn::kAcquire, "l0", nullptr, "c1");
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (raw_lines(path).size() < 1 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_EQ(raw_lines(path).size(), 1u);
+  h.record(1, OpType::kOk, OpFn::kAcquire, "l0", {{"token", 1}}, "c1");
+  h.flush();
+  EXPECT_EQ(raw_lines(path).size(), 2u);
+}
+
+// A write that fails (here: over the file size limit) is never silent: flush() and every
+// later record() throw, naming the file.
+TEST(HistoryRecorder, AFailedWriteIsThrownByTheNextFlushAndRecord) {
+  TempDir dir;
+  auto path = dir.path() / "history.jsonl";
+  struct Limit {  // the limit is the process's: restored whatever happens
+    rlimit old{};
+    void (*old_handler)(int);
+    Limit() : old_handler(std::signal(SIGXFSZ, SIG_IGN)) {
+      ::getrlimit(RLIMIT_FSIZE, &old);
+      rlimit small = old;
+      small.rlim_cur = 64;
+      ::setrlimit(RLIMIT_FSIZE, &small);
+    }
+    ~Limit() {
+      ::setrlimit(RLIMIT_FSIZE, &old);
+      std::signal(SIGXFSZ, old_handler);
+    }
+  };
+  HistoryRecorder h(path, HistoryRecorder::monotonic_ns());
+  {
+    Limit limit;
+    h.record(1, OpType::kInvoke, OpFn::kAcquire, "l0", nullptr, "c1");
+    h.record(1, OpType::kOk, OpFn::kAcquire, "l0", {{"token", 1}}, "c1");
+    try {
+      h.flush();
+      ADD_FAILURE() << "a write over the size limit did not throw";
+    } catch (const HarnessError& e) {
+      EXPECT_NE(std::string(e.what()).find(path.string()), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_THROW(h.record(1, OpType::kInvoke, OpFn::kRelease, "l0", nullptr, "c1"), HarnessError);
 }
 
 }  // namespace
