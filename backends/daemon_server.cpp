@@ -1,8 +1,85 @@
 #include "backends/daemon_server.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+
 namespace fencecheck {
 
 using std::chrono::milliseconds;
+namespace fs = std::filesystem;
+
+namespace {
+
+// True when path is a directory of this user's that nobody else may write into.
+bool private_dir(const fs::path& path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == ::geteuid() &&
+         (st.st_mode & (S_IWGRP | S_IWOTH)) == 0;
+}
+
+}  // namespace
+
+std::optional<fs::path> DaemonServer::reuse_dir(const Runtime& runtime, const std::string& name) {
+  if (runtime.kind() != "local" && runtime.kind() != "netns") return std::nullopt;
+  fs::path root;
+  if (const char* chosen = std::getenv("FENCECHECK_CACHE")) {
+    if (std::string(chosen).empty() || std::string(chosen) == "off") return std::nullopt;
+    root = fs::absolute(chosen);
+  } else if (::geteuid() == 0) {
+    root = "/var/cache/fencecheck";
+  } else if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && xdg[0] == '/') {
+    root = fs::path(xdg) / "fencecheck";
+  } else if (const char* home = std::getenv("HOME"); home != nullptr && home[0] == '/') {
+    root = fs::path(home) / ".cache" / "fencecheck";
+  } else {
+    return std::nullopt;
+  }
+  const fs::path dir = root / name;
+  std::error_code ec;
+  fs::create_directories(root.parent_path(), ec);
+  ::mkdir(root.c_str(), 0700);  // EEXIST is fine; anything else shows in the check below
+  ::mkdir(dir.c_str(), 0700);
+  if (!private_dir(root) || !private_dir(dir)) return std::nullopt;
+  return dir;
+}
+
+fs::path DaemonServer::partial_path(const fs::path& final_path) {
+  static std::atomic<unsigned> made{0};
+  return final_path.parent_path() / (".new-" + std::to_string(::getpid()) + "-" + std::to_string(made++) + "-" +
+                                     final_path.filename().string());
+}
+
+std::string DaemonServer::fingerprint(const std::vector<std::string>& parts, const std::vector<fs::path>& files) {
+  std::uint64_t h = 14695981039346656037ULL;  // FNV-1a
+  auto mix = [&h](const std::string& text) {
+    for (unsigned char c : text) {
+      h ^= c;
+      h *= 1099511628211ULL;
+    }
+    h ^= 0xff;  // a separator: 0xff is no byte of UTF-8 text
+    h *= 1099511628211ULL;
+  };
+  for (const auto& part : parts) mix(part);
+  for (const auto& file : files) {
+    std::error_code ec;
+    const fs::path real = fs::canonical(file, ec);
+    struct stat st {};
+    if (ec || ::stat(real.c_str(), &st) != 0) {
+      mix("missing " + file.string());
+      continue;
+    }
+    mix(real.string() + " " + std::to_string(st.st_size) + " " + std::to_string(st.st_mtim.tv_sec) + "." +
+        std::to_string(st.st_mtim.tv_nsec));
+  }
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  return hex;
+}
 
 DaemonServer::DaemonServer(std::vector<std::string> nodes, milliseconds ready_timeout)
     : nodes_(std::move(nodes)), ready_timeout_(ready_timeout) {}

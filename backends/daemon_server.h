@@ -9,8 +9,10 @@
 #pragma once
 
 #include <chrono>
+#include <filesystem>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -69,6 +71,26 @@ class DaemonServer : public LockServer {
   // await_ready() that must end kReady: throws HarnessError (timeout) or Interrupted
   // (the runtime's interrupt check) otherwise, quoting the log tail.
   void require_ready(const std::string& node);
+
+  // Where a backend keeps what it can reuse from one run to the next instead of making it
+  // again at every setup (PostgreSQL's freshly made cluster, the ZooKeeper servers' class
+  // archive): <cache>/<name>, made 0700 if missing. <cache> is $FENCECHECK_CACHE when set
+  // (set but empty, or "off": no cache), else /var/cache/fencecheck for root, else
+  // $XDG_CACHE_HOME/fencecheck or ~/.cache/fencecheck. nullopt — the backend then makes
+  // everything afresh, as without a cache — when the runtime's nodes do not run this
+  // machine's programs on its files (only local and netns do), or when either directory
+  // cannot be made or is not this user's alone (another owner, or writable by group or
+  // others). Quick: a few mkdir and stat calls.
+  static std::optional<std::filesystem::path> reuse_dir(const Runtime& runtime, const std::string& name);
+  // 16 hex digits naming what a cached item was made from: the strings `parts`, and the
+  // resolved path, size and modification time of each of `files` (a package upgrade changes
+  // them, and with them the name). A missing file counts as such.
+  static std::string fingerprint(const std::vector<std::string>& parts,
+                                 const std::vector<std::filesystem::path>& files);
+  // Where to make what becomes `final_path` (in a reuse_dir()) before renaming it into
+  // place, so that nobody ever sees it half made: a sibling named
+  // .new-<pid>-<n>-<final name>, unique to this call.
+  static std::filesystem::path partial_path(const std::filesystem::path& final_path);
 
  private:
   Process* current(const std::string& node) const;  // nullptr when stopped

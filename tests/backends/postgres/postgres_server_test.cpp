@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <stdlib.h>
+
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -151,6 +153,90 @@ TEST_P(PostgresTest, StopThenStartServesAgain) {
   server_->start("n1");
   LockResult up = from("c1", [&] { return a->acquire("k", 1s); });
   EXPECT_EQ(up.outcome, Outcome::kOk) << "the stop ended the old session and its lock: " << up.error;
+}
+
+// The first bytes of pg_control: the system identifier initdb draws at random.
+std::string system_identifier(const std::filesystem::path& data) {
+  return read_file(data / "global" / "pg_control").substr(0, 8);
+}
+
+// FENCECHECK_CACHE for one test: a directory of the test's own, then unset again.
+struct TestCache {
+  explicit TestCache(const std::filesystem::path& dir) { ::setenv("FENCECHECK_CACHE", dir.c_str(), 1); }
+  ~TestCache() { ::unsetenv("FENCECHECK_CACHE"); }
+};
+
+// The only cluster kept in cache (ADD_FAILURE and empty otherwise).
+std::filesystem::path kept_cluster(const std::filesystem::path& cache) {
+  std::vector<std::filesystem::path> kept;
+  for (const auto& entry : std::filesystem::directory_iterator(cache / "postgres")) kept.push_back(entry.path());
+  if (kept.size() != 1) {
+    ADD_FAILURE() << kept.size() << " entries in " << (cache / "postgres").string() << ", expected one cluster";
+    return {};
+  }
+  return kept[0];
+}
+
+// The first setup keeps what initdb made, unconfigured; the next copies it instead of
+// running initdb, and still starts with an empty lease table: nothing of the first run's
+// went back into the kept cluster.
+TEST_P(PostgresTest, ALaterSetupCopiesTheKeptClusterAndStillStartsFresh) {
+  TestCache cache(dir_ / "cache");
+  start_server();
+  const std::filesystem::path kept = kept_cluster(dir_ / "cache");
+  ASSERT_FALSE(kept.empty());
+  EXPECT_EQ(kept.filename().string().rfind("cluster-", 0), 0u) << kept;
+  EXPECT_EQ(read_file(kept / "data" / "postgresql.conf").find("written by fencecheck"), std::string::npos)
+      << "the kept cluster is initdb's, before any configuration";
+  EXPECT_EQ(system_identifier(kept / "data"), system_identifier(nodes_dir() / "n1" / "data"));
+  auto a = client("c1");
+  LockResult first = from("c1", [&] { return a->acquire("k", 60s); });
+  ASSERT_EQ(first.outcome, Outcome::kOk) << first.error;
+  EXPECT_EQ(first.grant->token, 1);
+  a.reset();
+  server_->teardown();
+
+  server_ = backend_->make_server(resolve_backend_options(*backend_, {}));
+  auto t0 = std::chrono::steady_clock::now();
+  server_->setup(*runtime_, dir_ / "nodes2");
+  std::cout << "[ measured ] postgres setup from the kept cluster under " << GetParam() << ": "
+            << since(t0).count() << " ms\n";
+  EXPECT_EQ(system_identifier(dir_ / "nodes2" / "n1" / "data"), system_identifier(kept / "data"))
+      << "a copy of the kept cluster, not a new initdb";
+  EXPECT_EQ(kept_cluster(dir_ / "cache"), kept);
+  EXPECT_NE(read_file(dir_ / "nodes2" / "n1" / "data" / "postgresql.conf").find("fsync = on"), std::string::npos);
+  auto b = client("c2");
+  LockResult second = from("c2", [&] { return b->acquire("k", 60s); });
+  ASSERT_EQ(second.outcome, Outcome::kOk) << "the first run's lease is not in the copy: " << second.error;
+  EXPECT_EQ(second.grant->token, 1);
+}
+
+// A kept cluster that was damaged since: the server cannot start, and the error says which
+// directory to delete; once it is gone, the next setup runs initdb again.
+TEST_P(PostgresTest, ADamagedKeptClusterIsNamedInTheError) {
+  TestCache cache(dir_ / "cache");
+  start_server();
+  server_->teardown();
+  const std::filesystem::path kept = kept_cluster(dir_ / "cache");
+  ASSERT_FALSE(kept.empty());
+  std::filesystem::remove(kept / "data" / "global" / "pg_control");
+
+  server_ = backend_->make_server(resolve_backend_options(*backend_, {}));
+  try {
+    server_->setup(*runtime_, dir_ / "nodes2");
+    ADD_FAILURE() << "a cluster without pg_control started";
+  } catch (const HarnessError& e) {
+    EXPECT_NE(std::string(e.what()).find(kept.string()), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("delete that directory"), std::string::npos) << e.what();
+  }
+  server_->teardown();
+
+  std::filesystem::remove_all(kept);
+  server_ = backend_->make_server(resolve_backend_options(*backend_, {}));
+  server_->setup(*runtime_, dir_ / "nodes3");
+  EXPECT_TRUE(server_->running("n1"));
+  EXPECT_EQ(system_identifier(dir_ / "nodes3" / "n1" / "data"), system_identifier(kept_cluster(dir_ / "cache") / "data"))
+      << "kept anew";
 }
 
 TEST_P(PostgresTest, UnwritableNodesDirIsAHarnessError) {
