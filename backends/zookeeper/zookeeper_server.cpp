@@ -1,5 +1,10 @@
 #include "backends/zookeeper/zookeeper_server.h"
 
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <fstream>
 #include <stdexcept>
 
@@ -7,11 +12,17 @@
 #include "backends/zookeeper/zookeeper_backend.h"
 #include "backends/zookeeper/zookeeper_lock_client.h"
 #include "platform/errors.h"
+#include "platform/os_util.h"
 
 namespace fencecheck {
 namespace {
 
 using std::chrono::milliseconds;
+
+// The run that makes the class archive: how long it may take to lead, and to write the
+// archive once told to exit (about half a second).
+constexpr milliseconds kArchiveRunTimeout{20000};
+constexpr milliseconds kArchiveWriteGrace{10000};
 
 constexpr const char* kZooKeeperJar = "/usr/share/java/zookeeper.jar";
 // The manifest of zookeeper.jar names its dependencies in /usr/share/java; slf4j-simple
@@ -23,6 +34,46 @@ void write_file(const std::filesystem::path& path, const std::string& text) {
   out << text;
   out.flush();
   if (!out) throw HarnessError("zookeeper: cannot write " + path.string());
+}
+
+std::string class_path() { return std::string(kZooKeeperJar) + ":" + kSlf4jSimpleJar; }
+
+// The JVM options of every server, and of the run that makes their class archive.
+std::vector<std::string> jvm_options() {
+  return {"-Xmx256m",
+          // Serial GC: three JVMs share two cores, and parallel GC threads would fight over them.
+          "-XX:+UseSerialGC",
+          // C1 alone: C2's compiling cost each JVM about 0.15-0.2 core-seconds before it was
+          // ready, while three of them share two cores; a server that handles a few hundred
+          // requests a second does not need C2's code.
+          "-XX:TieredStopAtLevel=1",
+          "-Djava.net.preferIPv4Stack=true",
+          "-Dorg.slf4j.simpleLogger.showDateTime=true",
+          "-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS",
+          // Every readiness and leader probe is a `srvr` four-letter word, which these
+          // log at INFO: without this, a log tail quoted in an error is all probes.
+          "-Dorg.slf4j.simpleLogger.log.org.apache.zookeeper.server.NIOServerCnxn=warn",
+          "-Dorg.slf4j.simpleLogger.log.org.apache.zookeeper.server.NettyServerCnxn=warn"};
+}
+
+// The files a class archive is made from besides the options: the JVM (its launcher,
+// libjvm, and the JDK's own archive, which ours extends) and the jars.
+std::vector<std::filesystem::path> archive_inputs() {
+  std::vector<std::filesystem::path> files = {kZooKeeperJar, kSlf4jSimpleJar};
+  if (auto java = os::find_executable("java")) {
+    files.push_back(*java);
+    std::error_code ec;
+    const std::filesystem::path server = std::filesystem::canonical(*java, ec).parent_path().parent_path() / "lib/server";
+    if (!ec) files.insert(files.end(), {server / "libjvm.so", server / "classes.jsa"});
+  }
+  return files;
+}
+
+// A file this user made and nobody else may change.
+bool private_file(const std::filesystem::path& path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 && st.st_uid == ::geteuid() &&
+         (st.st_mode & (S_IWGRP | S_IWOTH)) == 0;
 }
 
 }  // namespace
@@ -117,6 +168,8 @@ void ZooKeeperServer::configure(Runtime& runtime, const std::string& node,
   write_file(data / "myid", std::to_string(self->id) + "\n");
   write_file(dir / "zoo.cfg", zookeeper_config_text(options_, *self, peers, data));
   members_[node] = Member{*self, dir};
+  // Before any server is launched, so that they all start with it.
+  if (node == nodes().front()) archive_ = class_archive(runtime, node, dir / "class-archive");
 }
 
 ProcessSpec ZooKeeperServer::daemon(const std::string& node) const {
@@ -124,21 +177,12 @@ ProcessSpec ZooKeeperServer::daemon(const std::string& node) const {
   ProcessSpec spec;
   spec.node = node;
   spec.name = "zookeeper";
-  // Serial GC: three JVMs share two cores, and parallel GC threads would fight over them.
-  spec.argv = {"java",
-               "-Xmx256m",
-               "-XX:+UseSerialGC",
-               "-Djava.net.preferIPv4Stack=true",
-               "-Dorg.slf4j.simpleLogger.showDateTime=true",
-               "-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS",
-               // Every readiness and leader probe is a `srvr` four-letter word, which these
-               // log at INFO: without this, a log tail quoted in an error is all probes.
-               "-Dorg.slf4j.simpleLogger.log.org.apache.zookeeper.server.NIOServerCnxn=warn",
-               "-Dorg.slf4j.simpleLogger.log.org.apache.zookeeper.server.NettyServerCnxn=warn",
-               "-cp",
-               std::string(kZooKeeperJar) + ":" + kSlf4jSimpleJar,
-               "org.apache.zookeeper.server.quorum.QuorumPeerMain",
-               (m.dir / "zoo.cfg").string()};
+  spec.argv = {"java"};
+  const std::vector<std::string> options = jvm_options();
+  spec.argv.insert(spec.argv.end(), options.begin(), options.end());
+  if (!archive_.empty()) spec.argv.push_back("-XX:SharedArchiveFile=" + archive_.string());
+  spec.argv.insert(spec.argv.end(), {"-cp", class_path(), "org.apache.zookeeper.server.quorum.QuorumPeerMain",
+                                     (m.dir / "zoo.cfg").string()});
   spec.log = m.dir / "zookeeper.log";
   spec.cwd = m.dir;
   return spec;
@@ -159,6 +203,118 @@ bool ZooKeeperServer::ready(Runtime& runtime, const std::string& node) {
 }
 
 void ZooKeeperServer::start(const std::string& node) { start_in_quorum(node); }
+
+void ZooKeeperServer::setup(Runtime& runtime, const std::filesystem::path& nodes_dir) {
+  archive_.clear();  // configure() of the first node finds or makes it
+  try {
+    DaemonServer::setup(runtime, nodes_dir);
+  } catch (const HarnessError& e) {
+    if (archive_.empty()) throw;
+    throw HarnessError(std::string(e.what()) + "\n(the servers ran with the class archive " + archive_.string() +
+                       ", made by an earlier run: if the log shows the JVM failing on it, delete it, and the "
+                       "next run makes it again)");
+  }
+}
+
+std::filesystem::path ZooKeeperServer::class_archive(Runtime& runtime, const std::string& node,
+                                                    const std::filesystem::path& dir) {
+  auto cache = reuse_dir(runtime, "zookeeper");
+  if (!cache) return {};
+  std::vector<std::string> parts = jvm_options();
+  parts.push_back(class_path());
+  const std::string key = fingerprint(parts, archive_inputs());
+  const std::filesystem::path archive = *cache / ("classes-" + key + ".jsa");
+  const std::filesystem::path failed = *cache / ("classes-" + key + ".failed");
+  // A failed try is not repeated for a day (each costs seconds); a new JVM or ZooKeeper
+  // has another key, and deleting the .failed file asks for a new try at once.
+  std::error_code ec;
+  const auto failed_at = std::filesystem::last_write_time(failed, ec);
+  const bool failed_lately = !ec && std::filesystem::file_time_type::clock::now() - failed_at < std::chrono::hours(24);
+  if (!private_file(archive) && !failed_lately) make_class_archive(runtime, node, dir, archive, failed);
+  return private_file(archive) ? archive : std::filesystem::path();
+}
+
+void ZooKeeperServer::make_class_archive(Runtime& runtime, const std::string& node,
+                                         const std::filesystem::path& dir, const std::filesystem::path& archive,
+                                         const std::filesystem::path& failed) {
+  namespace fs = std::filesystem;
+  // Written beside its final name, then renamed: a server never maps half an archive
+  // (which crashes the JVM). When two runs race, the last rename wins; both archives are good.
+  const fs::path fresh = partial_path(archive);
+  std::error_code ec;
+  fs::remove(fresh, ec);
+  // An ensemble of one: it elects itself, so the run loads the classes of a leader.
+  ZooKeeperPeer self{1, runtime.node(node).address, runtime.port(node, "zk-archive-client", 2182),
+                     runtime.port(node, "zk-archive-quorum", 2889), runtime.port(node, "zk-archive-election", 3889)};
+  fs::create_directories(dir / "data", ec);
+  if (ec) return;  // not the archive's fault: no .failed, and the servers start without one
+  try {
+    write_file(dir / "data" / "myid", "1\n");
+    write_file(dir / "zoo.cfg", zookeeper_config_text(options_, self, {self}, dir / "data") + "standaloneEnabled=false\n");
+  } catch (const HarnessError&) {
+    return;
+  }
+  std::string why;  // empty: the archive was made
+  try {
+    ProcessSpec spec;
+    spec.node = node;
+    spec.name = "zookeeper (class archive run)";
+    spec.argv = {"java"};
+    const std::vector<std::string> options = jvm_options();
+    spec.argv.insert(spec.argv.end(), options.begin(), options.end());
+    spec.argv.insert(spec.argv.end(), {"-XX:ArchiveClassesAtExit=" + fresh.string(), "-cp", class_path(),
+                                       "org.apache.zookeeper.server.quorum.QuorumPeerMain", (dir / "zoo.cfg").string()});
+    spec.log = dir / "zookeeper.log";
+    spec.cwd = dir;
+    Process& p = runtime.spawn(spec);
+    Readiness r = Readiness::kTimedOut;
+    try {
+      const HostPort t = runtime.probe_target(node, self.address, self.client_port);
+      r = runtime.await_ready(
+          p,
+          [&] {
+            std::optional<std::string> answer;
+            runtime.run_in(node, [&] { answer = zk_four_letter(t.address, t.port, "srvr", milliseconds(500)); });
+            return answer && zk_srvr_mode(*answer) == "leader";
+          },
+          kArchiveRunTimeout);
+    } catch (const HarnessError& e) {
+      why = e.what();  // it exited first
+    }
+    if (r == Readiness::kGaveUp) {
+      p.crash();
+      throw Interrupted("zookeeper: the run that makes the class archive was interrupted");
+    }
+    p.stop(kArchiveWriteGrace);  // SIGTERM: the JVM writes the archive as it exits
+    const std::optional<int> status = p.exit_status();
+    if (why.empty() && r != Readiness::kReady) why = "it did not lead within " + std::to_string(kArchiveRunTimeout.count()) + " ms";
+    if (why.empty() && (!status || !WIFEXITED(*status))) {
+      why = "it did not exit within " + std::to_string(kArchiveWriteGrace.count()) + " ms of SIGTERM";
+    }
+    if (why.empty() && !private_file(fresh)) why = "it wrote no archive";
+    if (why.empty()) {
+      // A JVM that cannot map the archive refuses to start here (-Xshare:on) rather than
+      // crash a server later.
+      std::vector<std::string> check = {"java"};
+      check.insert(check.end(), options.begin(), options.end());
+      check.insert(check.end(), {"-Xshare:on", "-XX:SharedArchiveFile=" + fresh.string(), "-cp", class_path(), "-version"});
+      runtime.run_to_end({node, "java -Xshare:on", check, {}, dir / "check.log", {}, {}}, kArchiveRunTimeout);
+      if (::rename(fresh.c_str(), archive.c_str()) != 0) why = "cannot rename it: " + os::strerror_string(errno);
+    }
+  } catch (const HarnessError& e) {
+    why = e.what();
+  } catch (...) {
+    fs::remove(fresh, ec);
+    throw;  // Interrupted
+  }
+  fs::remove(fresh, ec);
+  if (why.empty()) {
+    fs::remove_all(dir, ec);  // its log, config and data served their purpose
+  } else {
+    std::ofstream out(failed, std::ios::trunc);
+    out << "the class archive of the ZooKeeper servers could not be made (" << why << "); see " << dir.string() << "\n";
+  }
+}
 
 std::optional<std::string> ZooKeeperServer::leader() {
   for (const auto& node : answering_nodes()) {

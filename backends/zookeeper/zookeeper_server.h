@@ -14,6 +14,17 @@
 // node makes a majority run (a node alone cannot answer; after a crash of all three the
 // second start is the one that waits). leader() asks every running, unpaused node and
 // names the one in Mode: leader. Not thread-safe (see LockServer).
+//
+// Start-up. Three JVMs starting together on two cores are bound by CPU: the servers run
+// C1 alone (-XX:TieredStopAtLevel=1) and map a class archive (AppCDS, -XX:SharedArchiveFile)
+// of the classes a server loads as it starts, which spares each JVM finding, parsing and
+// verifying them. Under the local and netns runtimes (whose nodes run this machine's java)
+// setup() makes the archive at the first run, with this JVM, jars and options, and keeps it
+// in DaemonServer::reuse_dir("zookeeper") for later runs (classes-<key>.jsa; a new JVM or
+// jar makes a new key): a one-member ensemble runs on the first node until it leads, and
+// writes the archive as it exits — about two seconds, once. When that fails, why goes into
+// classes-<key>.failed and later runs start without an archive (no new try for a day).
+// Without a cache the servers start without one, as under docker and ssh.
 #pragma once
 
 #include <chrono>
@@ -69,6 +80,8 @@ class ZooKeeperServer : public DaemonServer {
   // {"hosts": "a:p,b:p,c:p", "session_timeout_ms": T} (ZooKeeperClientConfig).
   nlohmann::json client_config() const override;
   nlohmann::json client_config_at(const std::vector<HostPort>& servers) const override;
+  // DaemonServer's setup; the first node's configure() finds or makes the class archive.
+  void setup(Runtime& runtime, const std::filesystem::path& nodes_dir) override;
   void start(const std::string& node) override;
   std::optional<std::string> leader() override;
 
@@ -87,9 +100,20 @@ class ZooKeeperServer : public DaemonServer {
   // The node's Mode as its `srvr` answer says, asked from inside its network.
   std::optional<std::string> mode(Runtime& runtime, const std::string& node,
                                   std::chrono::milliseconds timeout);
+  // The kept class archive the servers map, made first on node in dir when missing; empty
+  // when there is no cache here, or it could not be made.
+  std::filesystem::path class_archive(Runtime& runtime, const std::string& node, const std::filesystem::path& dir);
+  // Runs a one-member ensemble on node in dir until it leads, stops it, and keeps the
+  // classes it loaded as `archive`; when that run fails, writes why into `failed` instead
+  // (when dir cannot even be made, neither). Blocks up to about 50 s (20 s to lead, 10 s
+  // to exit, 20 s to check the archive); Interrupted on the runtime's interrupt check
+  // while it waits for the leader.
+  void make_class_archive(Runtime& runtime, const std::string& node, const std::filesystem::path& dir,
+                          const std::filesystem::path& archive, const std::filesystem::path& failed);
 
   ZooKeeperServerOptions options_;
   std::map<std::string, Member> members_;
+  std::filesystem::path archive_;  // -XX:SharedArchiveFile of the servers; empty: none
 };
 
 }  // namespace fencecheck

@@ -1,13 +1,24 @@
 // The zookeeper backend without servers: its registry entry, option checks, the zoo.cfg
-// it writes, the srvr parser, the client config, and a client with nobody to talk to.
+// it writes, the srvr parser, the client config, a client with nobody to talk to, and the
+// cache helpers its class archive relies on.
 #include <gtest/gtest.h>
 
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <optional>
 #include <stdexcept>
 
 #include "backends/registry.h"
 #include "backends/zookeeper/four_letter.h"
 #include "backends/zookeeper/zookeeper_lock_client.h"
 #include "backends/zookeeper/zookeeper_server.h"
+#include "platform/run_state.h"
+#include "platform/runtime.h"
 #include "platform/tcp.h"
 
 namespace fencecheck {
@@ -112,6 +123,75 @@ TEST(ZooKeeperLockClient, NoEnsembleMeansDefiniteFailure) {
   LockResult rel = client.release(Grant{"k", 5, "/fc/k/lock-x-0000000001"});
   EXPECT_EQ(rel.outcome, Outcome::kFail);
   EXPECT_EQ(rel.error, "not held");
+}
+
+// DaemonServer's cache helpers, which the servers' class archive (and PostgreSQL's kept
+// cluster) rely on.
+struct Cache : DaemonServer {
+  using DaemonServer::fingerprint;
+  using DaemonServer::partial_path;
+  using DaemonServer::reuse_dir;
+};
+
+struct CacheEnv {
+  explicit CacheEnv(const char* value) {
+    if (const char* old = std::getenv("FENCECHECK_CACHE")) saved = old;
+    if (value) ::setenv("FENCECHECK_CACHE", value, 1);
+    else ::unsetenv("FENCECHECK_CACHE");
+  }
+  ~CacheEnv() {
+    if (saved) ::setenv("FENCECHECK_CACHE", saved->c_str(), 1);
+    else ::unsetenv("FENCECHECK_CACHE");
+  }
+  std::optional<std::string> saved;
+};
+
+TEST(DaemonServerCache, ReuseDirIsPrivateAndFencecheckCacheChoosesOrTurnsItOff) {
+  RunState state(RunState::new_run_id());
+  std::unique_ptr<Runtime> local = make_runtime("local", state.run_id(), state);
+  const std::filesystem::path root = std::filesystem::temp_directory_path() / ("fc-cache-test-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(root);
+  {
+    CacheEnv env(root.c_str());
+    auto dir = Cache::reuse_dir(*local, "zookeeper");
+    ASSERT_TRUE(dir);
+    EXPECT_EQ(*dir, root / "zookeeper");
+    EXPECT_EQ(std::filesystem::status(*dir).permissions(), std::filesystem::perms::owner_all);
+    EXPECT_EQ(std::filesystem::status(root).permissions(), std::filesystem::perms::owner_all);
+    // Somebody else could plant a cluster or an archive there: no cache, then.
+    std::filesystem::permissions(*dir, std::filesystem::perms::others_write, std::filesystem::perm_options::add);
+    EXPECT_EQ(Cache::reuse_dir(*local, "zookeeper"), std::nullopt);
+  }
+  {
+    CacheEnv env("off");
+    EXPECT_EQ(Cache::reuse_dir(*local, "zookeeper"), std::nullopt);
+  }
+  {
+    CacheEnv env("");
+    EXPECT_EQ(Cache::reuse_dir(*local, "zookeeper"), std::nullopt);
+  }
+  std::filesystem::remove_all(root);
+}
+
+TEST(DaemonServerCache, FingerprintFollowsPartsAndFilesAndPartialPathsDiffer) {
+  const std::filesystem::path file =
+      std::filesystem::temp_directory_path() / ("fc-fingerprint-" + std::to_string(::getpid()));
+  std::ofstream(file) << "v1";
+  const std::string a = Cache::fingerprint({"-Xmx256m"}, {file});
+  EXPECT_EQ(a.size(), 16u);
+  EXPECT_EQ(Cache::fingerprint({"-Xmx256m"}, {file}), a);
+  EXPECT_NE(Cache::fingerprint({"-Xmx512m"}, {file}), a);
+  EXPECT_NE(Cache::fingerprint({"-Xmx256", "m"}, {file}), a);
+  std::ofstream(file) << "version 2";  // an upgrade: another size (and time)
+  EXPECT_NE(Cache::fingerprint({"-Xmx256m"}, {file}), a);
+  std::filesystem::remove(file);
+  EXPECT_NE(Cache::fingerprint({"-Xmx256m"}, {file}), a) << "missing counts as such";
+
+  const std::filesystem::path final_path = "/cache/zookeeper/classes-0123.jsa";
+  const std::filesystem::path p1 = Cache::partial_path(final_path), p2 = Cache::partial_path(final_path);
+  EXPECT_NE(p1, p2);
+  EXPECT_EQ(p1.parent_path(), final_path.parent_path());
+  EXPECT_EQ(p1.filename().string().rfind(".new-" + std::to_string(::getpid()) + "-", 0), 0u) << p1;
 }
 
 }  // namespace

@@ -5,9 +5,13 @@
 
 #include <gtest/gtest.h>
 
+#include <stdlib.h>
+
 #include <atomic>
 #include <fstream>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "tests/runtime/test_util.h"
 #include "tests/backends/zookeeper/zk_fixture.h"
@@ -154,6 +158,68 @@ TEST_P(ZooKeeperServerTest, PausedMemberIsSkippedWhenAskingForTheLeader) {
   server_->stop(follower);
   EXPECT_FALSE(server_->running(follower));
   EXPECT_TRUE(server_->processes(follower).empty());
+}
+
+// FENCECHECK_CACHE for one test: a directory of the test's own, then unset again.
+struct TestCache {
+  explicit TestCache(const std::filesystem::path& dir) { ::setenv("FENCECHECK_CACHE", dir.c_str(), 1); }
+  ~TestCache() { ::unsetenv("FENCECHECK_CACHE"); }
+};
+
+std::vector<std::filesystem::path> files_in(const std::filesystem::path& dir) {
+  std::vector<std::filesystem::path> out;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) out.push_back(entry.path());
+  return out;
+}
+
+bool maps_file(int pid, const std::filesystem::path& file) {
+  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+  std::string line;
+  while (std::getline(maps, line)) {
+    if (line.find(file.string()) != std::string::npos) return true;
+  }
+  return false;
+}
+
+// The first setup with an empty cache makes the class archive before it launches the
+// servers, and every server maps it; the run that made it leaves nothing in the node's
+// directory.
+TEST_P(ZooKeeperServerTest, TheServersMapTheClassArchiveTheFirstSetupMade) {
+  TestCache cache(dir_ / "cache");
+  start_ensemble();
+  std::vector<std::filesystem::path> kept = files_in(dir_ / "cache" / "zookeeper");
+  ASSERT_EQ(kept.size(), 1u) << "one archive and no .failed";
+  const std::filesystem::path archive = kept[0];
+  EXPECT_EQ(archive.extension(), ".jsa") << archive;
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "nodes" / "n1" / "class-archive"));
+  for (const std::string n : {"n1", "n2", "n3"}) {
+    EXPECT_TRUE(maps_file(server_->processes(n).at(0)->pid(), archive)) << n;
+  }
+  ZooKeeperLockClient& a = client("c1");
+  LockResult g = on("c1", [&] { return a.acquire("k", 5s); });
+  EXPECT_EQ(g.outcome, Outcome::kOk) << g.error;
+}
+
+// An archive damaged since it was made crashes the JVMs that map it: the error names it.
+TEST_P(ZooKeeperServerTest, ADamagedClassArchiveIsNamedInTheError) {
+  TestCache cache(dir_ / "cache");
+  start_ensemble();
+  server_->teardown();
+  std::vector<std::filesystem::path> kept = files_in(dir_ / "cache" / "zookeeper");
+  ASSERT_EQ(kept.size(), 1u);
+  std::string head(4096, '\0');
+  std::ifstream(kept[0], std::ios::binary).read(head.data(), static_cast<std::streamsize>(head.size()));
+  std::filesystem::remove(kept[0]);
+  std::ofstream(kept[0], std::ios::binary) << head;  // its header, and nothing behind it
+
+  server_ = backend_->make_server(resolve_backend_options(*backend_, {}));
+  try {
+    server_->setup(*runtime_, dir_ / "nodes2");
+    ADD_FAILURE() << "the servers started on a truncated archive";
+  } catch (const HarnessError& e) {
+    EXPECT_NE(std::string(e.what()).find(kept[0].string()), std::string::npos) << e.what();
+  }
 }
 
 TEST_P(ZooKeeperServerTest, UnwritableNodesDirIsAHarnessError) {
