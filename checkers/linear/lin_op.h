@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "checkers/history.h"
+#include "checkers/linear/pod_vector.h"
 
 namespace fencecheck::linear {
 
@@ -48,7 +49,7 @@ struct LinOp {
 
 struct Partition {
   std::string key;
-  std::vector<LinOp> ops;            // in order of completion in the history
+  PodVector<LinOp> ops;              // in order of completion in the history
   std::vector<std::string> values;   // interned values; values[0] == "null"
 };
 

@@ -131,10 +131,11 @@ class LinearizableChecker : public Checker {
     std::vector<SearchOutcome> outcomes(parts.size());
     std::atomic<std::size_t> next{0};
     auto work = [&] {
+      linear::PartitionSearcher searcher(model_, budget);  // reuses one search's memory for the next
       for (std::size_t k; (k = next.fetch_add(1)) < order.size();) {
         std::size_t i = order[k];
         try {
-          outcomes[i] = linear::search_partition(model_, parts[i], budget);
+          outcomes[i] = searcher.search(parts[i]);
         } catch (const std::bad_alloc&) {
           outcomes[i].result = Result::kOutOfMemory;
         }

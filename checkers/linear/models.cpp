@@ -55,15 +55,19 @@ std::string RegisterModel::describe(const State& s, const Partition& p) {
 namespace {
 
 std::vector<bool> useful_lock_ops(const Partition& p) {
-  // Latest invoke time of any op per process: an info acquire is useless when nothing of
-  // its process follows it.
+  std::vector<bool> keep(p.ops.size(), true);
+  // Latest invoke time of any op per process that has an info acquire: such an acquire is
+  // useless when nothing of its process follows it.
   std::unordered_map<std::int64_t, Nanos> last_call;
   for (const LinOp& op : p.ops) {
-    if (!op.is_lock_op()) continue;
-    auto [it, fresh] = last_call.emplace(op.process, op.call);
-    if (!fresh && it->second < op.call) it->second = op.call;
+    if (op.info && op.kind == OpKind::kAcquire) last_call.try_emplace(op.process, op.call);
   }
-  std::vector<bool> keep(p.ops.size(), true);
+  if (last_call.empty()) return keep;
+  for (const LinOp& op : p.ops) {
+    if (!op.is_lock_op()) continue;
+    auto it = last_call.find(op.process);
+    if (it != last_call.end() && it->second < op.call) it->second = op.call;
+  }
   for (std::size_t i = 0; i < p.ops.size(); ++i) {
     const LinOp& op = p.ops[i];
     if (op.info && op.kind == OpKind::kAcquire && last_call[op.process] == op.call) keep[i] = false;

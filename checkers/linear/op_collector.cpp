@@ -25,10 +25,14 @@ std::optional<OpKind> kind_of(OpFn f) {
 
 }  // namespace
 
+// A lock op's events cost a few hash lookups and no allocation once its key and process
+// have been seen: entries of processes and holders stay in their maps (marked idle or
+// emptied) until the process is retired.
 struct OpCollector::Impl {
   struct Pending {
     LinOp op;
     std::uint32_t key;
+    bool active = false;  // an op of the process is in flight
   };
   std::unordered_map<std::string, std::uint32_t> key_ids;
   std::vector<Partition> partitions;
@@ -38,7 +42,8 @@ struct OpCollector::Impl {
     std::uint32_t key;
     std::int64_t token;
   };
-  // By process: the locks it holds (an ok acquire its next release has not yet invoked).
+  // By process: the locks it holds (an ok acquire its next release has not yet invoked);
+  // possibly empty.
   std::unordered_map<std::int64_t, std::vector<Held>> held;
   simdjson::dom::parser parser;  // the collector's own, so its memory ends with the collector
 
@@ -57,19 +62,17 @@ struct OpCollector::Impl {
   }
 
   std::uint32_t key_id(const std::string& key) {
-    auto [it, fresh] = key_ids.emplace(key, static_cast<std::uint32_t>(partitions.size()));
-    if (fresh) {
-      partitions.push_back(Partition{key, {}, {"null"}});
-      value_ids.push_back({{"null", kNullValue}});
-    }
-    return it->second;
+    if (auto it = key_ids.find(key); it != key_ids.end()) return it->second;
+    auto id = static_cast<std::uint32_t>(partitions.size());
+    key_ids.emplace(key, id);
+    partitions.push_back(Partition{key, {}, {"null"}});
+    value_ids.push_back({{"null", kNullValue}});
+    return id;
   }
 
   void stop_holding(std::int64_t process, std::uint32_t key) {
     auto it = held.find(process);
-    if (it == held.end()) return;
-    std::erase_if(it->second, [&](const Held& h) { return h.key == key; });
-    if (it->second.empty()) held.erase(it);
+    if (it != held.end()) std::erase_if(it->second, [&](const Held& h) { return h.key == key; });
   }
 
   // `retiring` (a completed op of unknown outcome) retired its process: every lock it held
@@ -125,14 +128,19 @@ void OpCollector::observe(const Event& e) {
       p.op.arg2 = s.value_id(p.key, s.canonical(e.value, "value"));
     }
     if (*kind == OpKind::kRelease) s.stop_holding(e.process, p.key);
+    p.active = true;
     s.in_flight[e.process] = p;
     return;
   }
   auto it = s.in_flight.find(e.process);
-  if (it == s.in_flight.end()) return;  // the validator rejects this; stay harmless anyway
+  if (it == s.in_flight.end() || !it->second.active) return;  // the validator rejects this; stay harmless
   Impl::Pending p = it->second;
-  s.in_flight.erase(it);
-  if (e.type == OpType::kInfo) counts_.implied_releases += s.retire(p.op, e.index);
+  if (e.type == OpType::kInfo) {  // the process is retired: its entries go
+    s.in_flight.erase(it);
+    counts_.implied_releases += s.retire(p.op, e.index);
+  } else {
+    it->second.active = false;
+  }
   if (e.type == OpType::kFail) {
     ++counts_.fail_dropped;
     return;
@@ -159,7 +167,7 @@ void OpCollector::observe(const Event& e) {
 std::vector<Partition> OpCollector::take_partitions() {
   Impl& s = *impl_;
   for (auto& [process, p] : s.in_flight) {
-    if (!op_spec(p.op.kind).changes_state) continue;  // a read cut short: as if it never happened
+    if (!p.active || !op_spec(p.op.kind).changes_state) continue;  // a read cut short: as if it never happened
     p.op.info = true;
     p.op.ret = kNever;
     ++counts_.cut_short;

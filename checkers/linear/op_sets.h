@@ -1,4 +1,4 @@
-// Sets of op ranks with O(1) exact equality, for the search's memo (search.cpp).
+// Sets of op ranks with O(1) exact equality, for the search's memo (memo.h).
 //
 // A set is a list of its nonempty 64-rank chunks, highest first, each cell holding a
 // chunk number, the bitmask of the chunk's members and the rest of the list. Cells are

@@ -6,8 +6,9 @@
 // so the search succeeds as soon as every non-info op is linearized. Info ops the model
 // proves useless (models.h, useful_ops) are left out before the search starts.
 //
-// search_partition() is thread-safe for distinct partitions sharing one SearchBudget: the
-// budget's deadline, memory counter and stop flag are the only shared state. A hard input
+// search_partition() is thread-safe for distinct partitions sharing one SearchBudget, and
+// so are PartitionSearchers, one per thread: the budget's deadline, memory counter and stop
+// flag are the only shared state. A hard input
 // never makes it run unbounded: running out of time or of the memo's memory budget yields
 // kOutOfTime/kOutOfMemory with how far the search got. Only the allocator's own
 // std::bad_alloc can escape (the checker turns it into kOutOfMemory).
@@ -17,6 +18,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -50,6 +52,15 @@ class BudgetCharge {
     charged_ += bytes;
     return budget_.memory_used.fetch_add(bytes) + bytes <= budget_.memory_limit;
   }
+  // Counts `bytes` more only if the budget's total stays within its limit.
+  bool add_if_room(std::size_t bytes) {
+    if (budget_.memory_used.fetch_add(bytes) + bytes <= budget_.memory_limit) {
+      charged_ += bytes;
+      return true;
+    }
+    budget_.memory_used -= bytes;
+    return false;
+  }
   std::size_t charged() const { return charged_; }
 
  private:
@@ -74,6 +85,26 @@ struct SearchOutcome {
   std::string state_after_prefix;
 };
 
+// Searches partitions one at a time on one thread. What a search allocates (its list of
+// calls and returns, its memo's nodes and index) is kept, cleared, for the next: on a big
+// history, paging in fresh memory costs as much as the search itself. The memory kept
+// between searches is charged to the budget only while a search uses it. Not thread-safe:
+// one per thread; the budget may be shared.
+class PartitionSearcher {
+ public:
+  PartitionSearcher(ModelKind model, SearchBudget& budget);
+  ~PartitionSearcher();
+  PartitionSearcher(const PartitionSearcher&) = delete;
+  PartitionSearcher& operator=(const PartitionSearcher&) = delete;
+
+  SearchOutcome search(const Partition& partition);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// One search, with memory of its own.
 SearchOutcome search_partition(ModelKind model, const Partition& partition,
                                SearchBudget& budget);
 

@@ -1,6 +1,9 @@
 // The search's memo must be exact and must recognize a set of ops however it was reached
-// (issue 7): OpSets gives one id per distinct set, and a history in which an info write
-// can be linearized at any depth stays decidable, with a memo linear in its length.
+// (issue 7): OpSets gives one id per distinct set; Memo tells configurations apart exactly
+// even when every set hashes alike, and builds no op set when nothing collides (the lock
+// histories' case, whose search the op sets had made twice as slow); and a history in
+// which an info write can be linearized at any depth stays decidable, with a memo linear
+// in its length.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -8,6 +11,7 @@
 #include <random>
 #include <set>
 
+#include "checkers/linear/memo.h"
 #include "checkers/linear/op_sets.h"
 #include "tests/linear/test_history.h"
 
@@ -61,6 +65,85 @@ TEST(OpSets, ChargesTheBudgetAndGivesItBack) {
     EXPECT_GT(budget.memory_used.load(), 0u);
   }
   EXPECT_EQ(budget.memory_used.load(), 0u);
+}
+
+// Random walks over a memo of register states, against a reference of every (set, state)
+// visited: visit() must say kSeen exactly when the reference has the configuration. With
+// key_bits 0 every set hashes alike, so every visit meets configurations of other sets in
+// the same state, and only the exact comparison keeps them apart; a memo that trusted its
+// hash would answer kSeen for them and fail here.
+void expect_exact_memo(unsigned key_bits) {
+  using Memo = linear::Memo<linear::RegisterModel>;
+  constexpr int kOps = 150;
+  std::vector<bool> info(kOps);
+  for (int i = 0; i < kOps; ++i) info[i] = i % 7 == 3;  // info ops form a set of their own
+  linear::SearchBudget budget;
+  Memo::Storage storage;
+  for (int round = 0; round < 2; ++round) {  // the second memo reuses the first one's storage
+    Memo memo(budget, info, storage, key_bits);
+    ASSERT_TRUE(memo.start({}));
+    std::mt19937_64 rng(11 + round);
+    std::map<std::pair<std::set<int>, std::int64_t>, std::int64_t> seen;  // (set, state) -> node
+    std::vector<std::set<int>> set_of{{}};                                // by node
+    int hits = 0;
+    for (int step = 0; step < 20000; ++step) {
+      auto parent = static_cast<Memo::NodeId>(rng() % set_of.size());
+      // Few ops and states, so that equal sets are often reached along different paths.
+      auto op = static_cast<std::int32_t>(rng() % (set_of[parent].size() < 12 ? 16 : kOps));
+      if (set_of[parent].count(op)) continue;
+      linear::RegisterModel::State state{static_cast<std::int64_t>(rng() % 2)};
+      std::set<int> set = set_of[parent];
+      set.insert(op);
+      std::int64_t got = memo.visit(parent, op, state);
+      ASSERT_NE(got, Memo::kNoMemory);
+      auto [it, fresh] = seen.emplace(std::pair{set, state.value}, got);
+      if (!fresh) {
+        ASSERT_EQ(got, Memo::kSeen) << "step " << step << ": a configuration visited before was not recognized";
+        ++hits;
+        continue;
+      }
+      ASSERT_GE(got, 0) << "step " << step << ": a new configuration was taken for one visited before";
+      ASSERT_EQ(static_cast<std::size_t>(got), set_of.size());
+      set_of.push_back(set);
+      EXPECT_EQ(memo.parent(static_cast<Memo::NodeId>(got)), parent);
+      EXPECT_EQ(memo.op(static_cast<Memo::NodeId>(got)), op);
+    }
+    EXPECT_GT(hits, 1000) << "the walk should reach equal sets along different paths";
+    EXPECT_EQ(memo.entries(), seen.size());
+  }
+}
+
+TEST(Memo, ExactWithItsHash) { expect_exact_memo(64); }
+TEST(Memo, ExactWhenEverySetHashesAlike) { expect_exact_memo(0); }
+TEST(Memo, ExactWhenSetsOftenHashAlike) { expect_exact_memo(3); }
+
+// A lock history's search reaches each configuration once: the memo must then build no
+// op set at all (building one per node made the mutex search of issue 7's fix 2x slower).
+// Only a configuration met again along another path makes it build the sets it compares.
+TEST(Memo, BuildsOpSetsOnlyForConfigurationsMetAgain) {
+  using Memo = linear::Memo<linear::MutexModel>;
+  const std::vector<bool> info(1000, false);
+  linear::SearchBudget budget;
+  Memo::Storage storage;
+  Memo memo(budget, info, storage);
+  ASSERT_TRUE(memo.start({}));
+  Memo::NodeId at = 0;
+  for (std::int32_t i = 0; i < 1000; i += 2) {  // process i acquires, then releases
+    at = static_cast<Memo::NodeId>(memo.visit(at, i, {i}));
+    at = static_cast<Memo::NodeId>(memo.visit(at, i + 1, {}));
+    ASSERT_GT(at, 0);
+  }
+  EXPECT_EQ(memo.set_cells(), 0u);
+  // {0, 1, 2, 3} again, the other pair first: both paths get their sets, and it is a hit.
+  auto two = memo.visit(0, 2, {2});
+  ASSERT_GT(two, 0);
+  auto three = memo.visit(static_cast<Memo::NodeId>(two), 3, {});
+  ASSERT_GT(three, 0);
+  auto zero = memo.visit(static_cast<Memo::NodeId>(three), 0, {0});
+  ASSERT_GT(zero, 0);
+  EXPECT_EQ(memo.visit(static_cast<Memo::NodeId>(zero), 1, {}), Memo::kSeen);
+  EXPECT_GT(memo.set_cells(), 0u);
+  EXPECT_LT(memo.set_cells(), 20u) << "only the nodes compared need their sets";
 }
 
 // Process 0 alternates write 0 / read 0 `pairs` times; an info write of 1, invoked first,
