@@ -6,15 +6,15 @@
 #include "backends/registry.h"
 
 namespace fencecheck {
-namespace {
 
-// KEYS[1] lock, KEYS[2] fence counter; ARGV[1] owner, ARGV[2] ttl in ms.
-constexpr const char* kAcquireScript = R"lua(
+const char* const kRedisAcquireScript = R"lua(
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   return redis.call('INCR', KEYS[2])
 end
 return false
 )lua";
+
+namespace {
 
 LockResult fail(std::string error) { return {Outcome::kFail, std::nullopt, std::move(error), false}; }
 LockResult unknown(std::string error) {
@@ -88,7 +88,7 @@ std::string RedisLockClient::new_owner() {
 LockResult RedisLockClient::acquire(const std::string& key, std::chrono::milliseconds ttl) {
   if (ttl.count() <= 0) return fail("ttl must be positive, got " + std::to_string(ttl.count()));
   std::string owner = new_owner();
-  RedisCommandResult r = conn_.command({"EVAL", kAcquireScript, "2", key, fence_key(key), owner,
+  RedisCommandResult r = conn_.command({"EVAL", kRedisAcquireScript, "2", key, fence_key(key), owner,
                                         std::to_string(ttl.count())});
   if (auto outcome = transport_outcome(r)) return *outcome;
   if (r.reply->type == REDIS_REPLY_NIL) return fail("lock held by another client");

@@ -20,6 +20,11 @@
 
 namespace fencecheck {
 
+// The acquire, one Lua script: SET NX PX, then INCR of the fence key. KEYS[1] the lock,
+// KEYS[2] its fence counter; ARGV[1] the owner, ARGV[2] the lease in ms. (bench/harness
+// sends the same script through redis-benchmark.)
+extern const char* const kRedisAcquireScript;
+
 struct RedisClientConfig {
   std::string host;
   int port = 6379;

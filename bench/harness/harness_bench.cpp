@@ -33,6 +33,7 @@
 #include <thread>
 #include <vector>
 
+#include "backends/redis/redis_lock_client.h"
 #include "bench/harness/figures.h"
 #include "bench/harness/options.h"
 #include "platform/errors.h"
@@ -48,16 +49,6 @@ namespace {
 namespace fs = std::filesystem;
 using namespace std::chrono;
 
-// fencecheck's redis acquire, copied from kAcquireScript in
-// backends/redis/redis_lock_client.cpp (keep the two in step): SET NX PX, then INCR of
-// the fence key. KEYS[1] the lock, KEYS[2] its fence key, ARGV[1] the owner, ARGV[2] the
-// lease in ms.
-constexpr const char* kAcquireScript = R"lua(
-if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
-  return redis.call('INCR', KEYS[2])
-end
-return false
-)lua";
 // redis-benchmark's keys: l:<id>/f:<id> with id drawn from this many, leased for
 // kLeaseMs. fencecheck's lock workload at --hold-ms 0 releases each grant at once, so its
 // acquires nearly all take the SET-then-INCR path; random ids over a large space with a
@@ -181,7 +172,7 @@ class Bench {
     const std::string c = std::to_string(clients);
     int code = run_child({"c1", "redis-benchmark",
                           {"redis-benchmark", "-h", "127.0.0.1", "-p", std::to_string(port_), "-c", c, "-n",
-                           std::to_string(n), "-r", std::to_string(kKeySpace), "--csv", "EVAL", kAcquireScript, "2",
+                           std::to_string(n), "-r", std::to_string(kKeySpace), "--csv", "EVAL", kRedisAcquireScript, "2",
                            "l:__rand_int__", "f:__rand_int__", "owner", std::to_string(kLeaseMs)},
                           {}, log, {}, {}},
                          seconds(600), false);
@@ -267,7 +258,7 @@ std::string header(const Options& o, const std::string& redis_version) {
     << "ok ops/s = health.ops.ok / run.test_seconds: acquires and releases, one EVAL each; a refused "
     << "acquire is followed by a 5-25 ms back-off\n"
     << "- redis-benchmark (private redis-server " << redis_version << " on loopback): -c N EVAL of "
-    << "fencecheck's acquire script (kAcquireScript, backends/redis/redis_lock_client.cpp) on keys "
+    << "fencecheck's acquire script (kRedisAcquireScript, backends/redis/redis_lock_client.cpp) on keys "
     << "l:/f:__rand_int__ with -r " << kKeySpace << " and PX " << kLeaseMs << " ms, so that nearly every "
     << "EVAL takes the SET-then-INCR path as fencecheck's acquires do (--hold-ms 0 releases at once); "
     << "-n calibrated to ~" << kTargetBenchmarkSeconds << " s unless --requests\n"
@@ -338,7 +329,7 @@ int run(const Options& o) {
     nlohmann::json doc = to_json(rows);
     doc["complete"] = rc == 0 || rc == 1;
     doc["header"] = {{"fencecheck", o.fencecheck.string()}, {"seconds", o.seconds},
-                     {"redis_version", redis_version}, {"script", kAcquireScript},
+                     {"redis_version", redis_version}, {"script", kRedisAcquireScript},
                      {"key_space", kKeySpace}, {"lease_ms", kLeaseMs},
                      {"target_benchmark_seconds", kTargetBenchmarkSeconds}};
     std::ofstream out(o.json_file);
