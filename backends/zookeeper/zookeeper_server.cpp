@@ -56,6 +56,17 @@ std::vector<std::string> jvm_options() {
           "-Dorg.slf4j.simpleLogger.log.org.apache.zookeeper.server.NettyServerCnxn=warn"};
 }
 
+// `java … QuorumPeerMain zoo.cfg`: a server, with archive_option (the archive it maps, or
+// the one it writes at exit; empty: none) among the JVM options.
+std::vector<std::string> server_argv(const std::string& archive_option, const std::filesystem::path& zoo_cfg) {
+  std::vector<std::string> argv = {"java"};
+  const std::vector<std::string> options = jvm_options();
+  argv.insert(argv.end(), options.begin(), options.end());
+  if (!archive_option.empty()) argv.push_back(archive_option);
+  argv.insert(argv.end(), {"-cp", class_path(), "org.apache.zookeeper.server.quorum.QuorumPeerMain", zoo_cfg.string()});
+  return argv;
+}
+
 // The files a class archive is made from besides the options: the JVM (its launcher,
 // libjvm, and the JDK's own archive, which ours extends) and the jars.
 std::vector<std::filesystem::path> archive_inputs() {
@@ -177,12 +188,7 @@ ProcessSpec ZooKeeperServer::daemon(const std::string& node) const {
   ProcessSpec spec;
   spec.node = node;
   spec.name = "zookeeper";
-  spec.argv = {"java"};
-  const std::vector<std::string> options = jvm_options();
-  spec.argv.insert(spec.argv.end(), options.begin(), options.end());
-  if (!archive_.empty()) spec.argv.push_back("-XX:SharedArchiveFile=" + archive_.string());
-  spec.argv.insert(spec.argv.end(), {"-cp", class_path(), "org.apache.zookeeper.server.quorum.QuorumPeerMain",
-                                     (m.dir / "zoo.cfg").string()});
+  spec.argv = server_argv(archive_.empty() ? "" : "-XX:SharedArchiveFile=" + archive_.string(), m.dir / "zoo.cfg");
   spec.log = m.dir / "zookeeper.log";
   spec.cwd = m.dir;
   return spec;
@@ -259,11 +265,7 @@ void ZooKeeperServer::make_class_archive(Runtime& runtime, const std::string& no
     ProcessSpec spec;
     spec.node = node;
     spec.name = "zookeeper (class archive run)";
-    spec.argv = {"java"};
-    const std::vector<std::string> options = jvm_options();
-    spec.argv.insert(spec.argv.end(), options.begin(), options.end());
-    spec.argv.insert(spec.argv.end(), {"-XX:ArchiveClassesAtExit=" + fresh.string(), "-cp", class_path(),
-                                       "org.apache.zookeeper.server.quorum.QuorumPeerMain", (dir / "zoo.cfg").string()});
+    spec.argv = server_argv("-XX:ArchiveClassesAtExit=" + fresh.string(), dir / "zoo.cfg");
     spec.log = dir / "zookeeper.log";
     spec.cwd = dir;
     Process& p = runtime.spawn(spec);
@@ -296,6 +298,7 @@ void ZooKeeperServer::make_class_archive(Runtime& runtime, const std::string& no
       // A JVM that cannot map the archive refuses to start here (-Xshare:on) rather than
       // crash a server later.
       std::vector<std::string> check = {"java"};
+      const std::vector<std::string> options = jvm_options();
       check.insert(check.end(), options.begin(), options.end());
       check.insert(check.end(), {"-Xshare:on", "-XX:SharedArchiveFile=" + fresh.string(), "-cp", class_path(), "-version"});
       runtime.run_to_end({node, "java -Xshare:on", check, {}, dir / "check.log", {}, {}}, kArchiveRunTimeout);
