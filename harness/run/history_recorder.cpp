@@ -80,17 +80,18 @@ std::int64_t HistoryRecorder::monotonic_ns() {
 void HistoryRecorder::record(std::int64_t process, OpType type, OpFn f, const std::string& key,
                              const nlohmann::json& value, const std::string& node,
                              const std::string& error, bool not_sent) {
+  nlohmann::ordered_json body;
+  body["process"] = process;
+  body["type"] = to_string(type);
+  body["f"] = to_string(f);
+  body["key"] = key;
+  body["value"] = value;
+  body["node"] = node;
+  if (!error.empty()) body["error"] = error;
+  const std::string text = dump_json(body);
   std::lock_guard lock(mu_);
-  nlohmann::ordered_json line = stamp_locked();
-  line["process"] = process;
-  line["type"] = to_string(type);
-  line["f"] = to_string(f);
-  line["key"] = key;
-  line["value"] = value;
-  line["node"] = node;
-  if (!error.empty()) line["error"] = error;
-  write_locked(line);
-  count_locked(type, f, line["time"].get<Nanos>(), not_sent);
+  const Nanos time = write_locked(text);
+  count_locked(type, f, time, not_sent);
 }
 
 void HistoryRecorder::count_locked(OpType type, OpFn f, Nanos time, bool not_sent) {
@@ -126,26 +127,28 @@ HistoryStats HistoryRecorder::stats() const {
 }
 
 void HistoryRecorder::record_nemesis(const std::string& f, const nlohmann::json& value) {
+  nlohmann::ordered_json body;
+  body["process"] = "nemesis";
+  body["type"] = "info";
+  body["f"] = f;
+  body["value"] = value;
+  const std::string text = dump_json(body);
   std::lock_guard lock(mu_);
-  nlohmann::ordered_json line = stamp_locked();
-  line["process"] = "nemesis";
-  line["type"] = "info";
-  line["f"] = f;
-  line["value"] = value;
-  write_locked(line);
+  write_locked(text);
 }
 
-nlohmann::ordered_json HistoryRecorder::stamp_locked() const {
-  return {{"index", index_.load()}, {"time", monotonic_ns() - t0_}};
-}
-
-void HistoryRecorder::write_locked(const nlohmann::ordered_json& line) {
+Nanos HistoryRecorder::write_locked(const std::string& body) {
   if (!write_error_.empty()) throw HarnessError(write_error_);
-  // A server's error message may hold any bytes; losing the line (or the run) over one of
-  // them would be worse than a replacement character.
-  pending_ += dump_json(line);
+  const Nanos time = monotonic_ns() - t0_;
+  pending_ += "{\"index\":";
+  pending_ += std::to_string(index_.load());
+  pending_ += ",\"time\":";
+  pending_ += std::to_string(time);
+  pending_ += ',';
+  pending_.append(body, 1);  // the body's fields, after its '{'
   pending_ += '\n';
   ++index_;
+  return time;
 }
 
 }  // namespace fencecheck

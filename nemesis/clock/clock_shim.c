@@ -9,13 +9,23 @@
  *
  * Why so little: libfaketime deadlocks redis-server at start-up because its dlsym() calls
  * re-enter jemalloc. This library never calls dlsym, never allocates and takes no lock:
- * the real clocks are read with raw system calls, the file is opened and mapped on the
- * first call only (open/mmap are system calls too), and a missing or unreadable file
- * means an offset of zero, never a failure of the host program. */
+ * the real clocks are read through the kernel's vDSO, found by walking its ELF symbol
+ * table from getauxval(AT_SYSINFO_EHDR) (a raw system call when there is none), the file
+ * is opened and mapped on the first call only (open/mmap are system calls too), and a
+ * missing or unreadable file means an offset of zero, never a failure of the host
+ * program.
+ *
+ * Why the vDSO: redis-server reads the clock about 9 times per command and a worker twice
+ * per op. As a system call each read cost 1.2 us on the 2-core test VM, against 28 ns
+ * through the vDSO; that made the shim a large share of every op's CPU. */
 #define _GNU_SOURCE
+#include <elf.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <link.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
@@ -64,13 +74,90 @@ static void shift(struct timespec* ts, int64_t ns) {
   ts->tv_nsec = (long)total;
 }
 
-int clock_gettime(clockid_t clock, struct timespec* ts) {
-  int rc = (int)syscall(SYS_clock_gettime, clock, ts);
+/* p, with its origin hidden from the optimiser: glibc declares the pointers of
+ * clock_gettime and gettimeofday nonnull, so GCC would drop a NULL test on them. */
+static void* opaque(void* p) {
+  __asm__("" : "+r"(p));
+  return p;
+}
+
+typedef int (*clock_fn)(clockid_t, struct timespec*);
+
+#define NOT_LOOKED_UP ((clock_fn)1)
+
+static clock_fn volatile vdso_clock = NOT_LOOKED_UP; /* NULL: no vDSO, use the system call */
+
+static int same_name(const char* a, const char* b) {
+  while (*a != '\0' && *a == *b) ++a, ++b;
+  return *a == *b;
+}
+
+/* The vDSO's __vdso_clock_gettime, or NULL. Reads only the vDSO image the kernel mapped
+ * into every process: its program headers give the load offset and the dynamic section,
+ * the dynamic section the symbol and string tables, and DT_HASH the number of symbols. */
+static clock_fn find_vdso_clock(void) {
+  const ElfW(Ehdr)* eh = (const ElfW(Ehdr)*)getauxval(AT_SYSINFO_EHDR);
+  if (eh == NULL) return NULL;
+  const char* image = (const char*)eh;
+  const ElfW(Phdr)* ph = (const ElfW(Phdr)*)(image + eh->e_phoff);
+  const ElfW(Dyn)* dyn = NULL;
+  ElfW(Addr) load_offset = 0;
+  int loaded = 0;
+  for (int i = 0; i < eh->e_phnum; ++i) {
+    if (ph[i].p_type == PT_LOAD && !loaded) {
+      load_offset = (ElfW(Addr))image + ph[i].p_offset - ph[i].p_vaddr;
+      loaded = 1;
+    } else if (ph[i].p_type == PT_DYNAMIC) {
+      dyn = (const ElfW(Dyn)*)(image + ph[i].p_offset);
+    }
+  }
+  if (!loaded || dyn == NULL) return NULL;
+  const ElfW(Sym)* symbols = NULL;
+  const char* names = NULL;
+  const ElfW(Word)* hash = NULL;
+  for (; dyn->d_tag != DT_NULL; ++dyn) {
+    const ElfW(Addr) at = dyn->d_un.d_ptr + load_offset;
+    if (dyn->d_tag == DT_SYMTAB) symbols = (const ElfW(Sym)*)at;
+    if (dyn->d_tag == DT_STRTAB) names = (const char*)at;
+    if (dyn->d_tag == DT_HASH) hash = (const ElfW(Word)*)at;
+  }
+  if (symbols == NULL || names == NULL || hash == NULL) return NULL;
+  for (ElfW(Word) i = 0; i < hash[1]; ++i) { /* hash[1]: the number of symbols */
+    const ElfW(Sym)* sym = &symbols[i];
+    if (ELF64_ST_TYPE(sym->st_info) != STT_FUNC || sym->st_shndx == SHN_UNDEF) continue;
+    if (same_name(names + sym->st_name, "__vdso_clock_gettime")) return (clock_fn)(sym->st_value + load_offset);
+  }
+  return NULL;
+}
+
+static int real_clock_gettime(clockid_t clock, struct timespec* ts) {
+  clock_fn fn = __atomic_load_n(&vdso_clock, __ATOMIC_ACQUIRE);
+  if (fn == NOT_LOOKED_UP) {
+    fn = find_vdso_clock(); /* two threads may both look: same answer */
+    __atomic_store_n(&vdso_clock, fn, __ATOMIC_RELEASE);
+  }
+  /* The vDSO writes through ts directly; NULL must give EFAULT as the system call does. */
+  struct timespec* out = opaque(ts);
+  if (fn == NULL || out == NULL) return (int)syscall(SYS_clock_gettime, clock, out);
+  int rc = fn(clock, out); /* like the kernel, -errno on failure (an unknown clock) */
+  if (rc < 0) {
+    errno = -rc;
+    return -1;
+  }
+  return rc;
+}
+
+/* Called by the exported functions below directly, not through the exported name, so that each is the
+ * shim's own wherever the library sits in the lookup order. */
+static int shifted_clock_gettime(clockid_t clock, struct timespec* ts) {
+  int rc = real_clock_gettime(clock, ts);
   if (rc == 0 && ts != NULL && (clock == CLOCK_REALTIME || clock == CLOCK_REALTIME_COARSE)) {
     shift(ts, offset_ns());
   }
   return rc;
 }
+
+int clock_gettime(clockid_t clock, struct timespec* ts) { return shifted_clock_gettime(clock, ts); }
 
 int gettimeofday(struct timeval* tv, void* tz) {
   struct timespec ts;
@@ -79,8 +166,8 @@ int gettimeofday(struct timeval* tv, void* tz) {
     z->tz_minuteswest = 0;
     z->tz_dsttime = 0;
   }
-  if (tv == NULL) return 0;
-  int rc = clock_gettime(CLOCK_REALTIME, &ts);
+  if (opaque(tv) == NULL) return 0;
+  int rc = shifted_clock_gettime(CLOCK_REALTIME, &ts);
   if (rc == 0) {
     tv->tv_sec = ts.tv_sec;
     tv->tv_usec = ts.tv_nsec / 1000;
@@ -90,7 +177,7 @@ int gettimeofday(struct timeval* tv, void* tz) {
 
 time_t time(time_t* out) {
   struct timespec ts;
-  if (clock_gettime(CLOCK_REALTIME, &ts) != 0) return (time_t)-1;
+  if (shifted_clock_gettime(CLOCK_REALTIME, &ts) != 0) return (time_t)-1;
   if (out != NULL) *out = ts.tv_sec;
   return ts.tv_sec;
 }
