@@ -1,6 +1,7 @@
 // The netns runtime: a hub namespace with a bridge, one namespace per node joined to it by
-// a veth pair. Everything is made with iproute2 run *inside* our namespaces (`ip -n`), so
-// the host's network namespace is never changed.
+// a veth pair. Everything is made inside our namespaces, with iproute2 (`ip -n`) or, for
+// the nodes' own interfaces, rtnetlink from a thread that entered them (netlink.h), so the
+// host's network namespace is never changed.
 //
 // The external runtime is the same with servers outside: each server node the user runs
 // (an --endpoints entry) has no namespace, only an address on the hub's bridge where a
@@ -10,6 +11,7 @@
 #include <list>
 
 #include "platform/cleanup.h"
+#include "platform/netlink.h"
 #include "platform/os_util.h"
 #include "platform/run_state.h"
 #include "platform/runtime_base.h"
@@ -70,11 +72,11 @@ class NetnsRuntime final : public NamespacedRuntime {
     }
     os::check_command({"ip", "-n", hub_, "-batch", "-"}, "building the bridge in " + hub_,
                       hub_batch);
+    std::vector<NodeInterface> interfaces;
     for (const auto& n : planned) {
-      if (outside(n)) continue;
-      os::check_command({"ip", "-n", n.netns, "-batch", "-"}, "configuring node " + n.name,
-                        "link set lo up\naddr add " + n.address + "/24 dev eth0\nlink set eth0 up\n");
+      if (!outside(n)) interfaces.push_back({n.name, "/run/netns/" + n.netns, "eth0", n.address, 24});
     }
+    configure_node_interfaces(interfaces);
     nodes_ = std::move(planned);
     for (std::size_t i = 0; i < servers.size(); ++i) {
       const HostPort& target = outside_[i];

@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include "platform/netlink.h"
 #include "platform/os_util.h"
 #include "platform/run_state.h"
 #include "platform/runtime.h"
@@ -253,6 +254,45 @@ TEST_F(NetnsRuntimeTest, CleanSweepsNamespacesOfARunWithoutStateFile) {
   clean_runs(id, false);
   EXPECT_EQ(namespaces_of_run(id).size(), 1u);
   os::check_command({"ip", "netns", "del", "fc-" + id + "-Not-Ours"}, "test cleanup");
+}
+
+// configure_node_interfaces (netlink.h), which sets up every node of the runtime above,
+// on a namespace of the test's own holding both ends of a veth pair.
+TEST_F(NetnsRuntimeTest, NodeInterfacesAreConfiguredOverNetlinkAndFailuresNameTheNode) {
+  const std::string ns = "fc-" + RunState::new_run_id() + "-nl";
+  os::check_command({"ip", "netns", "add", ns}, "test setup");
+  struct Remove {
+    std::string ns;
+    ~Remove() { ::system(("ip netns del " + ns + " 2>/dev/null").c_str()); }
+  } remove{ns};
+  os::check_command({"ip", "-n", ns, "link", "add", "eth0", "type", "veth", "peer", "name", "peer0"}, "test setup");
+  const std::string path = "/run/netns/" + ns;
+  configure_node_interfaces({{"c7", path, "eth0", "10.199.3.7", 24}});
+  const std::string eth0 = os::check_command({"ip", "-n", ns, "-o", "addr", "show", "dev", "eth0"}, "test");
+  EXPECT_NE(eth0.find("inet 10.199.3.7/24"), std::string::npos) << eth0;
+  auto administratively_up = [&](const std::string& device) {  // "UP" among the <...> flags
+    const std::string line = os::check_command({"ip", "-n", ns, "-o", "link", "show", "dev", device}, "test");
+    const std::string flags = "," + line.substr(line.find('<') + 1, line.find('>') - line.find('<') - 1) + ",";
+    return flags.find(",UP,") != std::string::npos;
+  };
+  EXPECT_TRUE(administratively_up("lo"));
+  EXPECT_TRUE(administratively_up("eth0"));  // with no carrier: its peer is down
+  EXPECT_FALSE(administratively_up("peer0")) << "only the device named";
+
+  auto failure = [](const std::vector<NodeInterface>& nodes) {
+    try {
+      configure_node_interfaces(nodes);
+    } catch (const HarnessError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(failure({{"c7", path, "eth0", "10.199.3.7", 24}}),
+            "configuring node c7: adding 10.199.3.7/24 to eth0: File exists");
+  EXPECT_EQ(failure({{"c8", path, "eth9", "10.199.3.8", 24}}), "configuring node c8: no device eth9 in " + path);
+  EXPECT_EQ(failure({{"c9", "/run/netns/fc-no-such-ns", "eth0", "10.199.3.9", 24}}),
+            "configuring node c9: cannot enter /run/netns/fc-no-such-ns: No such file or directory");
+  EXPECT_EQ(failure({{"c1", path, "eth0", "10.199.3", 24}}), "configuring node c1: \"10.199.3\" is not an IPv4 address");
 }
 
 }  // namespace
