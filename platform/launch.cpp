@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -11,6 +12,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <thread>
 
 #include "platform/os_util.h"
 #include "platform/run_state.h"
@@ -81,41 +83,102 @@ ExecPlan plan_exec(const ProcessSpec& spec, const std::string& exe) {
   ::_exit(127);
 }
 
-// cwd: where to run; when it is optional (the controller's own, after entering a mount
-// namespace where it may not exist), a failed chdir leaves the child at the node's root.
-[[noreturn]] void run_child(const ExecPlan& plan, pid_t parent, int go_fd, int error_fd,
-                            const std::vector<int>& namespace_fds, int log_fd, const char* cwd,
-                            bool cwd_optional) {
-  // Ignored signals and the blocked mask survive exec; the child starts clean.
-  sigset_t none;
-  sigemptyset(&none);
-  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+// What the child needs, in memory it may read after the clone (the controller's own while
+// it shares it; a copy after a fork). cwd: where to run; when it is optional (the
+// controller's own, after entering a mount namespace where it may not exist), a failed
+// chdir leaves the child at the node's root. pid_write: where the child sends its pid
+// (-1 when forked: the parent knows it from fork()).
+struct ChildArgs {
+  const ExecPlan* plan;
+  pid_t parent;
+  int go_read, go_write, err_read, err_write, pid_read, pid_write;
+  const std::vector<int>* namespace_fds;
+  int log_fd;
+  const char* cwd;
+  bool cwd_optional;
+};
+
+// Only system calls from here to execve: a child sharing the controller's memory must not
+// touch its heap, and a forked one inherits locks other threads held.
+[[noreturn]] void run_child(const ChildArgs& a) {
+  // The child must see EOF on `go` if the controller dies, so it drops the write end.
+  ::close(a.go_write);
+  ::close(a.err_read);
+  if (a.pid_read >= 0) ::close(a.pid_read);
+  const int error_fd = a.err_write;
+  // Every signal arrives blocked (the controller's handlers must never run here); ignored
+  // signals and the blocked mask survive exec, so the child resets both, handlers first.
   struct sigaction dfl {};
   dfl.sa_handler = SIG_DFL;
   for (int sig = 1; sig < NSIG; ++sig) ::sigaction(sig, &dfl, nullptr);
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
 
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   // Died before prctl? (Forked into a node's PID namespace, the parent is outside it and
   // getppid() is 0: the `go` pipe's EOF below tells instead.)
   const pid_t pp = ::getppid();
-  if (pp != parent && pp != 0) child_fail(error_fd, Step::kParentGone);
+  if (pp != a.parent && pp != 0) child_fail(error_fd, Step::kParentGone);
   if (::setpgid(0, 0) != 0) child_fail(error_fd, Step::kProcessGroup);
+  if (a.pid_write >= 0) {
+    const pid_t self = ::getpid();
+    if (::write(a.pid_write, &self, sizeof self) != static_cast<ssize_t>(sizeof self)) {
+      child_fail(error_fd, Step::kParentGone);
+    }
+    ::close(a.pid_write);
+  }
   char go = 0;
-  while (::read(go_fd, &go, 1) < 0 && errno == EINTR) {
+  while (::read(a.go_read, &go, 1) < 0 && errno == EINTR) {
   }
   if (go != 'g') child_fail(error_fd, Step::kParentGone);
-  for (int fd : namespace_fds) {
+  for (int fd : *a.namespace_fds) {
     if (::setns(fd, 0) != 0) child_fail(error_fd, Step::kNamespace);
   }
-  if (cwd && ::chdir(cwd) != 0 && !cwd_optional) child_fail(error_fd, Step::kCwd);
+  if (a.cwd && ::chdir(a.cwd) != 0 && !a.cwd_optional) child_fail(error_fd, Step::kCwd);
   int null_fd = ::open("/dev/null", O_RDONLY);
-  if (null_fd < 0 || ::dup2(null_fd, 0) < 0 || ::dup2(log_fd, 1) < 0 || ::dup2(log_fd, 2) < 0) {
+  if (null_fd < 0 || ::dup2(null_fd, 0) < 0 || ::dup2(a.log_fd, 1) < 0 || ::dup2(a.log_fd, 2) < 0) {
     child_fail(error_fd, Step::kStdio);
   }
   ::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);  // no controller fd leaks into servers
-  ::execve(plan.exe.c_str(), plan.argv.data(), plan.envp.data());
+  ::execve(a.plan->exe.c_str(), a.plan->argv.data(), a.plan->envp.data());
   child_fail(error_fd, Step::kExec);
 }
+
+int child_main(void* args) { run_child(*static_cast<const ChildArgs*>(args)); }
+
+// The child's stack while it shares the controller's memory; unmapped once it has exec'd.
+class ChildStack {
+ public:
+  static constexpr std::size_t kBytes = 256 * 1024;
+  ChildStack() : base_(::mmap(nullptr, kBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0)) {
+    if (base_ == MAP_FAILED) throw HarnessError("cannot map a stack for a child: " + os::strerror_string(errno));
+  }
+  ~ChildStack() { ::munmap(base_, kBytes); }
+  ChildStack(const ChildStack&) = delete;
+  ChildStack& operator=(const ChildStack&) = delete;
+  void* top() const { return static_cast<char*>(base_) + kBytes; }
+
+ private:
+  void* base_;
+};
+
+// Blocks every signal of the calling thread for its lifetime: a child starts with them
+// blocked and resets the handlers it inherited before it lets any arrive.
+class SignalsBlocked {
+ public:
+  SignalsBlocked() {
+    sigset_t all;
+    sigfillset(&all);
+    ::pthread_sigmask(SIG_SETMASK, &all, &old_);
+  }
+  ~SignalsBlocked() { ::pthread_sigmask(SIG_SETMASK, &old_, nullptr); }
+  SignalsBlocked(const SignalsBlocked&) = delete;
+  SignalsBlocked& operator=(const SignalsBlocked&) = delete;
+
+ private:
+  sigset_t old_;
+};
 
 // argv0 looked up in the node's file system `root` (a container's): a path as given, a
 // bare name in the usual PATH directories. Symbolic links are not followed here (an
@@ -186,64 +249,103 @@ int launch_child(const ProcessSpec& spec, const NodeEntry& entry, RunState& stat
   if (cwd_optional) cwd = std::filesystem::current_path().string();
   auto [go_read, go_write] = make_pipe();
   auto [err_read, err_write] = make_pipe();
-
   const pid_t parent = ::getpid();
-  // setns(CLONE_NEWPID) changes only where this thread's next child is born; ours is
-  // restored right after the fork.
-  UniqueFd node_pidns, own_pidns;
-  if (!entry.pid_namespace.empty()) {
-    node_pidns.reset(::open(entry.pid_namespace.c_str(), O_RDONLY | O_CLOEXEC));
-    own_pidns.reset(::open("/proc/thread-self/ns/pid", O_RDONLY | O_CLOEXEC));
-    if (!node_pidns.valid() || !own_pidns.valid() || ::setns(node_pidns.get(), CLONE_NEWPID) != 0) {
-      throw HarnessError(what + ": cannot enter the PID namespace " + entry.pid_namespace + ": " +
-                         os::strerror_string(errno));
-    }
-  }
-  const pid_t pid = ::fork();
-  const int fork_errno = errno;
-  if (pid != 0 && own_pidns.valid() && ::setns(own_pidns.get(), CLONE_NEWPID) != 0) {
-    // Every later child would be born in the node's namespace: never go on like that.
-    std::abort();
-  }
-  errno = fork_errno;
-  if (pid < 0) throw HarnessError(what + ": fork: " + os::strerror_string(errno));
-  if (pid == 0) {
-    // The child must see EOF on `go` if the controller dies, so it drops the write end.
-    ::close(go_write.get());
-    ::close(err_read.get());
-    run_child(plan, parent, go_read.get(), err_write.get(), namespace_fds, log.get(),
-              cwd.empty() ? nullptr : cwd.c_str(), cwd_optional);
-  }
-  go_read.reset();
-  err_write.reset();
-  ::setpgid(pid, pid);  // also done by the child; whichever runs first wins the race
-  auto kill_and_reap = [pid] {
+  auto kill_and_reap = [](pid_t pid) {
     ::kill(pid, SIGKILL);
     while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
     }
   };
-  try {
+  // The controller's half of the handshake: the group is on the record, and in its
+  // cgroups, before the child may exec. Throws (having undone the record) on failure.
+  auto admit = [&](pid_t pid) {
+    ::setpgid(pid, pid);  // also done by the child; whichever runs first wins the race
     state.add_process_group(pid);
-  } catch (...) {
-    kill_and_reap();
-    throw;
+    try {
+      join_cgroups(pid, entry.cgroups);
+    } catch (const HarnessError& e) {
+      state.remove_process_group(pid);
+      throw HarnessError(what + ": " + e.what());
+    }
+  };
+  ChildArgs args{&plan, parent, go_read.get(), go_write.get(), err_read.get(), err_write.get(), -1, -1,
+                 &namespace_fds, log.get(), cwd.empty() ? nullptr : cwd.c_str(), cwd_optional};
+  pid_t pid = -1;
+  if (entry.pid_namespace.empty()) {
+    // clone(CLONE_VM | CLONE_VFORK), as posix_spawn does: a fork copied the page tables of
+    // the whole controller and made its memory copy-on-write, 60 ms per child on the test
+    // VM, one after another. This thread sleeps until the child has exec'd or exited; the
+    // child sends its pid to a second thread, which admits it and says go.
+    auto [pid_read, pid_write] = make_pipe();
+    args.pid_read = pid_read.get();
+    args.pid_write = pid_write.get();
+    std::exception_ptr refused;
+    std::thread admitter([&] {
+      pid_t child = 0;
+      ssize_t got;
+      while ((got = ::read(pid_read.get(), &child, sizeof child)) < 0 && errno == EINTR) {
+      }
+      if (got == static_cast<ssize_t>(sizeof child)) {
+        try {
+          admit(child);
+          [[maybe_unused]] ssize_t sent = ::write(go_write.get(), "g", 1);
+        } catch (...) {
+          refused = std::current_exception();
+        }
+      }
+      go_write.reset();  // EOF: a child still waiting gives up
+    });
+    {
+      ChildStack stack;
+      SignalsBlocked blocked;
+      pid = ::clone(child_main, stack.top(), CLONE_VM | CLONE_VFORK | SIGCHLD, &args);
+    }
+    const int clone_errno = errno;
+    pid_write.reset();  // the child has exec'd or exited: the admitter's read ends
+    admitter.join();
+    if (pid < 0) throw HarnessError(what + ": clone: " + os::strerror_string(clone_errno));
+    if (refused) {
+      kill_and_reap(pid);
+      std::rethrow_exception(refused);
+    }
+  } else {
+    // A child cannot share memory with a parent in another PID namespace: fork it there.
+    // setns(CLONE_NEWPID) changes only where this thread's next child is born; ours is
+    // restored right after the fork.
+    UniqueFd node_pidns(::open(entry.pid_namespace.c_str(), O_RDONLY | O_CLOEXEC));
+    UniqueFd own_pidns(::open("/proc/thread-self/ns/pid", O_RDONLY | O_CLOEXEC));
+    if (!node_pidns.valid() || !own_pidns.valid() || ::setns(node_pidns.get(), CLONE_NEWPID) != 0) {
+      throw HarnessError(what + ": cannot enter the PID namespace " + entry.pid_namespace + ": " +
+                         os::strerror_string(errno));
+    }
+    {
+      SignalsBlocked blocked;
+      pid = ::fork();
+      if (pid == 0) run_child(args);
+    }
+    const int fork_errno = errno;
+    if (::setns(own_pidns.get(), CLONE_NEWPID) != 0) {
+      // Every later child would be born in the node's namespace: never go on like that.
+      std::abort();
+    }
+    if (pid < 0) throw HarnessError(what + ": fork: " + os::strerror_string(fork_errno));
+    try {
+      admit(pid);
+    } catch (...) {
+      kill_and_reap(pid);
+      throw;
+    }
+    [[maybe_unused]] ssize_t sent = ::write(go_write.get(), "g", 1);
+    go_write.reset();
   }
-  try {
-    join_cgroups(pid, entry.cgroups);
-  } catch (const HarnessError& e) {
-    kill_and_reap();
-    state.remove_process_group(pid);
-    throw HarnessError(what + ": " + e.what());
-  }
-  [[maybe_unused]] ssize_t sent = ::write(go_write.get(), "g", 1);
-  go_write.reset();
+  go_read.reset();
+  err_write.reset();
 
   ChildFailure failure{};
   ssize_t got;
   while ((got = ::read(err_read.get(), &failure, sizeof failure)) < 0 && errno == EINTR) {
   }
   if (got == 0) return pid;  // exec closed the pipe: the program is running
-  kill_and_reap();
+  kill_and_reap(pid);
   state.remove_process_group(pid);
   throw HarnessError(what + ": " + step_name(failure.step) + " of `" + *exe +
                      "` failed: " + os::strerror_string(failure.err));

@@ -1,4 +1,9 @@
-// fork + exec of one supervised child. Internal to platform/.
+// Start (clone or fork, then exec) of one supervised child. Internal to platform/.
+//
+// A child shares the controller's memory until it execs (clone with CLONE_VM |
+// CLONE_VFORK, as posix_spawn does), so a start costs no copy of the controller's page
+// tables; only a child born into another PID namespace (docker) is forked, since the
+// kernel refuses shared memory across PID namespaces.
 //
 // Why not Boost.Process (which the design names): every child must, between fork and
 // exec, set PR_SET_PDEATHSIG and re-check its parent, enter the node's network namespace,
@@ -7,7 +12,7 @@
 // Boost.Process v1 (Boost 1.74) can host the child-side steps (extend::on_exec_setup), but
 // it reports exec failures as a bare "execve failed", reaps through its own child object
 // (which terminates the child when destroyed), and the record-before-exec handshake would
-// be split across three handler types. Plain fork/exec keeps every step visible here, and
+// be split across three handler types. Plain clone/exec keeps every step visible here, and
 // reaping stays with Process (supervisor.cpp), which waits with WNOWAIT so the group id
 // stays reserved until the whole group is killed.
 #pragma once
