@@ -47,6 +47,8 @@ std::vector<std::string> jvm_options() {
           // ready, while three of them share two cores; a server that handles a few hundred
           // requests a second does not need C2's code.
           "-XX:TieredStopAtLevel=1",
+          // No /tmp/hsperfdata_<user>/<pid> file per JVM, which a killed server left behind.
+          "-XX:-UsePerfData",
           "-Djava.net.preferIPv4Stack=true",
           "-Dorg.slf4j.simpleLogger.showDateTime=true",
           "-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS",

@@ -256,7 +256,7 @@ std::string header(const Options& o, const std::string& redis_version) {
     << "- fencecheck (" << o.fencecheck.string() << "): run --backend redis --workload lock --hold-ms 0 "
     << "--keys N --concurrency N --nemesis none --time-limit " << o.seconds << " --seed 1. "
     << "ok ops/s = health.ops.ok / run.test_seconds: acquires and releases, one EVAL each; a refused "
-    << "acquire is followed by a 5-25 ms back-off\n"
+    << "acquire is a fail, not counted (no back-off at --hold-ms 0)\n"
     << "- redis-benchmark (private redis-server " << redis_version << " on loopback): -c N EVAL of "
     << "fencecheck's acquire script (kRedisAcquireScript, backends/redis/redis_lock_client.cpp) on keys "
     << "l:/f:__rand_int__ with -r " << kKeySpace << " and PX " << kLeaseMs << " ms, so that nearly every "
