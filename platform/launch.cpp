@@ -247,8 +247,10 @@ int launch_child(const ProcessSpec& spec, const NodeEntry& entry, RunState& stat
   // directory when the node shares it (the docker runtime mounts the run's directories).
   const bool cwd_optional = cwd.empty() && !entry.root.empty();
   if (cwd_optional) cwd = std::filesystem::current_path().string();
-  auto [go_read, go_write] = make_pipe();
-  auto [err_read, err_write] = make_pipe();
+  // Named ends, not structured bindings: the admitter lambda below captures them, which
+  // clang before 16 (the fuzz build's) refuses for bindings.
+  PipeEnds go = make_pipe(), err = make_pipe();
+  UniqueFd &go_read = go.read, &go_write = go.write, &err_read = err.read, &err_write = err.write;
   const pid_t parent = ::getpid();
   auto kill_and_reap = [](pid_t pid) {
     ::kill(pid, SIGKILL);
@@ -275,7 +277,8 @@ int launch_child(const ProcessSpec& spec, const NodeEntry& entry, RunState& stat
     // the whole controller and made its memory copy-on-write, 60 ms per child on the test
     // VM, one after another. This thread sleeps until the child has exec'd or exited; the
     // child sends its pid to a second thread, which admits it and says go.
-    auto [pid_read, pid_write] = make_pipe();
+    PipeEnds pid_pipe = make_pipe();
+    UniqueFd &pid_read = pid_pipe.read, &pid_write = pid_pipe.write;
     args.pid_read = pid_read.get();
     args.pid_write = pid_write.get();
     std::exception_ptr refused;
