@@ -74,7 +74,7 @@ class NetnsRuntime final : public NamespacedRuntime {
                       hub_batch);
     std::vector<NodeInterface> interfaces;
     for (const auto& n : planned) {
-      if (!outside(n)) interfaces.push_back({n.name, "/run/netns/" + n.netns, "eth0", n.address, 24});
+      if (!outside(n)) interfaces.push_back({n.name, netns_path(n), "eth0", n.address, 24});
     }
     configure_node_interfaces(interfaces);
     nodes_ = std::move(planned);

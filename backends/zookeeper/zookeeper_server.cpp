@@ -58,15 +58,23 @@ std::vector<std::string> jvm_options() {
           "-Dorg.slf4j.simpleLogger.log.org.apache.zookeeper.server.NettyServerCnxn=warn"};
 }
 
-// `java … QuorumPeerMain zoo.cfg`: a server, with archive_option (the archive it maps, or
-// the one it writes at exit; empty: none) among the JVM options.
-std::vector<std::string> server_argv(const std::string& archive_option, const std::filesystem::path& zoo_cfg) {
+// `java <jvm_options> <extra> -cp <class path> <rest>`: every JVM the backend starts.
+std::vector<std::string> java_argv(const std::vector<std::string>& extra, const std::vector<std::string>& rest) {
   std::vector<std::string> argv = {"java"};
   const std::vector<std::string> options = jvm_options();
   argv.insert(argv.end(), options.begin(), options.end());
-  if (!archive_option.empty()) argv.push_back(archive_option);
-  argv.insert(argv.end(), {"-cp", class_path(), "org.apache.zookeeper.server.quorum.QuorumPeerMain", zoo_cfg.string()});
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  argv.insert(argv.end(), {"-cp", class_path()});
+  argv.insert(argv.end(), rest.begin(), rest.end());
   return argv;
+}
+
+// `java … QuorumPeerMain zoo.cfg`: a server, with archive_option (the archive it maps, or
+// the one it writes at exit; empty: none) among the JVM options.
+std::vector<std::string> server_argv(const std::string& archive_option, const std::filesystem::path& zoo_cfg) {
+  std::vector<std::string> extra;
+  if (!archive_option.empty()) extra.push_back(archive_option);
+  return java_argv(extra, {"org.apache.zookeeper.server.quorum.QuorumPeerMain", zoo_cfg.string()});
 }
 
 // The files a class archive is made from besides the options: the JVM (its launcher,
@@ -299,10 +307,7 @@ void ZooKeeperServer::make_class_archive(Runtime& runtime, const std::string& no
     if (why.empty()) {
       // A JVM that cannot map the archive refuses to start here (-Xshare:on) rather than
       // crash a server later.
-      std::vector<std::string> check = {"java"};
-      const std::vector<std::string> options = jvm_options();
-      check.insert(check.end(), options.begin(), options.end());
-      check.insert(check.end(), {"-Xshare:on", "-XX:SharedArchiveFile=" + fresh.string(), "-cp", class_path(), "-version"});
+      const std::vector<std::string> check = java_argv({"-Xshare:on", "-XX:SharedArchiveFile=" + fresh.string()}, {"-version"});
       runtime.run_to_end({node, "java -Xshare:on", check, {}, dir / "check.log", {}, {}}, kArchiveRunTimeout);
       if (::rename(fresh.c_str(), archive.c_str()) != 0) why = "cannot rename it: " + os::strerror_string(errno);
     }

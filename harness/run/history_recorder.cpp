@@ -145,7 +145,7 @@ Nanos HistoryRecorder::write_locked(const std::string& body) {
   pending_ += ",\"time\":";
   pending_ += std::to_string(time);
   pending_ += ',';
-  pending_.append(body, 1);  // the body's fields, after its '{'
+  pending_.append(body, 1);  // the body's fields, after its '{'; dump_json replaced any invalid UTF-8
   pending_ += '\n';
   ++index_;
   return time;
