@@ -27,6 +27,7 @@ std::string quoted(const std::string& line) {
 struct AdapterLockClient::Reply {
   bool answered = false;
   nlohmann::json body;
+  milliseconds paused{0};  // the request's pause_after_send_ms, when its `paused` event came
 };
 
 AdapterLockClient::AdapterLockClient(AdapterSettings settings) : settings_(std::move(settings)) {
@@ -37,8 +38,15 @@ AdapterLockClient::~AdapterLockClient() { process_.reset(); }
 
 void AdapterLockClient::broken(const std::string& what) const {
   const AdapterInfo& a = *settings_.adapter;
-  throw AdapterBroken("adapter " + a.name + " (" + a.library + " " + a.version + ") " + what + "; its stderr (" +
+  milliseconds paused(0);
+  {
+    std::lock_guard lock(mu_);
+    if (pause_.paused) paused = milliseconds(pause_.ms);
+  }
+  AdapterBroken e("adapter " + a.name + " (" + a.library + " " + a.version + ") " + what + "; its stderr (" +
                       settings_.log.string() + ") ends:\n" + os::file_tail(settings_.log.string(), 10));
+  e.paused_after_send = paused;
+  throw e;
 }
 
 bool AdapterLockClient::start(Clock::time_point deadline, bool first) {
@@ -47,6 +55,7 @@ bool AdapterLockClient::start(Clock::time_point deadline, bool first) {
     std::lock_guard lock(mu_);
     broken_.clear();
     awaited_ = 0;
+    pause_ = PauseWatch{};
     ++instance_;
   }
   std::filesystem::path program =
@@ -96,6 +105,10 @@ AdapterLockClient::Reply AdapterLockClient::call(nlohmann::json body, Clock::tim
   const std::int64_t id = ++last_id_;
   awaited_ = id;
   reply_.reset();
+  pause_ = PauseWatch{};
+  if (body.contains("pause_after_send_ms")) {
+    pause_ = PauseWatch{PauseWatch::State::kInFlight, body.value("key", ""), body["pause_after_send_ms"].get<std::int64_t>()};
+  }
   body["msg_id"] = id;
   const std::string text = nlohmann::json{{"src", "h"}, {"dest", settings_.node}, {"body", body}}.dump();
   lock.unlock();
@@ -106,17 +119,20 @@ AdapterLockClient::Reply AdapterLockClient::call(nlohmann::json body, Clock::tim
   // A send that failed because the adapter is gone: its end is what to report.
   if (!sent) replied_.wait_for(lock, kReplyGrace, [&] { return !broken_.empty(); });
   awaited_ = 0;
+  // A `paused` event from now on comes too late to count: dropped, like a late reply.
+  if (pause_.state == PauseWatch::State::kInFlight) pause_.state = PauseWatch::State::kAbandoned;
+  const milliseconds paused(pause_.paused ? pause_.ms : 0);
   if (!broken_.empty()) {
     std::string why = broken_;
     lock.unlock();
     broken(why);
   }
-  if (reply_) return Reply{true, std::move(*reply_)};
+  if (reply_) return Reply{true, std::move(*reply_), paused};
   // Nothing is known of what it is doing: it may still act on this request, so it is
   // replaced before the next one.
   lock.unlock();
   process_.reset();
-  return Reply{};
+  return Reply{false, nullptr, paused};
 }
 
 void AdapterLockClient::on_line(const std::string& line, std::uint64_t instance) {
@@ -124,43 +140,103 @@ void AdapterLockClient::on_line(const std::string& line, std::uint64_t instance)
   std::unique_lock lock(mu_);
   if (msg.is_discarded() || !msg.is_object() || !msg.contains("body") || !msg["body"].is_object() ||
       !msg["body"].contains("type") || !msg["body"]["type"].is_string()) {
-    if (broken_.empty()) broken_ = "wrote a line on stdout that is no protocol message: " + quoted(line);
-    replied_.notify_all();
+    break_locked("wrote a line on stdout that is no protocol message: " + quoted(line));
     return;
   }
   const nlohmann::json& body = msg["body"];
+  std::optional<LibraryNotice> notice;
   if (body["type"] == "lost") {
-    const nlohmann::json caps = init_ok_.value("capabilities", nlohmann::json::array());
-    const bool can_lose = caps.is_array() && std::find(caps.begin(), caps.end(), "lost_event") != caps.end();
-    if (!can_lose || !body.contains("key") || !body["key"].is_string() || !body.contains("lease") ||
-        !body["lease"].is_string()) {
-      if (broken_.empty()) {
-        broken_ = std::string(can_lose ? "sent a lost event without a key and lease: "
-                                       : "sent a lost event without the lost_event capability: ") +
-                  quoted(line);
-      }
-      replied_.notify_all();
-      return;
-    }
-    LostListener listener = listener_;
-    lock.unlock();
-    const nlohmann::json& reason = body.contains("reason") ? body["reason"] : nlohmann::json();
-    if (listener) {
-      listener(body["key"].get<std::string>(), std::to_string(instance) + ":" + body["lease"].get<std::string>(),
-               reason.is_string() ? reason.get<std::string>() : reason.dump());
-    }
-    return;
+    notice = lost_event_locked(body, line, instance);
+  } else if (body["type"] == "paused") {
+    notice = paused_event_locked(body, line);
+  } else {
+    reply_locked(body, line);
   }
+  if (!notice) return;
+  // Told on this thread before the next line is read: a `paused` before its acquire's reply.
+  NoticeListener listener = listener_;
+  lock.unlock();
+  if (listener) listener(*notice);
+}
+
+void AdapterLockClient::break_locked(const std::string& why) {
+  if (broken_.empty()) broken_ = why;
+  replied_.notify_all();
+}
+
+bool AdapterLockClient::can_locked(const std::string& capability) const {
+  const nlohmann::json caps = init_ok_.value("capabilities", nlohmann::json::array());
+  return caps.is_array() && std::find(caps.begin(), caps.end(), capability) != caps.end();
+}
+
+std::optional<LibraryNotice> AdapterLockClient::lost_event_locked(const nlohmann::json& body, const std::string& line,
+                                                                  std::uint64_t instance) {
+  const bool can_lose = can_locked("lost_event");
+  if (!can_lose || !body.contains("key") || !body["key"].is_string() || !body.contains("lease") ||
+      !body["lease"].is_string()) {
+    break_locked(std::string(can_lose ? "sent a lost event without a key and lease: "
+                                      : "sent a lost event without the lost_event capability: ") +
+                 quoted(line));
+    return std::nullopt;
+  }
+  const nlohmann::json& reason = body.contains("reason") ? body["reason"] : nlohmann::json();
+  LibraryNotice n;
+  n.kind = LibraryNotice::Kind::kLost;
+  n.key = body["key"].get<std::string>();
+  n.owner = std::to_string(instance) + ":" + body["lease"].get<std::string>();
+  n.reason = reason.is_string() ? reason.get<std::string>() : reason.dump();
+  return n;
+}
+
+std::optional<LibraryNotice> AdapterLockClient::paused_event_locked(const nlohmann::json& body,
+                                                                    const std::string& line) {
+  using State = PauseWatch::State;
+  const nlohmann::json& key = body.contains("key") ? body["key"] : nlohmann::json();
+  const nlohmann::json& ms = body.contains("ms") ? body["ms"] : nlohmann::json();
+  std::string wrong;
+  if (!can_locked("pause_after_send")) {
+    wrong = "sent a paused event without the pause_after_send capability";
+  } else if (!key.is_string() || !ms.is_number_integer() || ms.get<std::int64_t>() <= 0) {
+    wrong = "sent a paused event without a key and a positive ms";
+  } else if (pause_.state == State::kAbandoned) {
+    std::cerr << "adapter " << settings_.adapter->name << ": a paused event after its acquire's deadline, ignored: "
+              << line << std::endl;
+    return std::nullopt;
+  } else if (pause_.state != State::kInFlight) {
+    wrong = "sent a paused event while no acquire with pause_after_send_ms was in flight";
+  } else if (pause_.paused) {
+    wrong = "sent a second paused event in one acquire";
+  } else if (key.get<std::string>() != pause_.key || ms.get<std::int64_t>() != pause_.ms) {
+    wrong = "sent a paused event that is not for the acquire in flight (key \"" + pause_.key +
+            "\", pause_after_send_ms " + std::to_string(pause_.ms) + ")";
+  }
+  if (!wrong.empty()) {
+    break_locked(wrong + ": " + quoted(line));
+    return std::nullopt;
+  }
+  pause_.paused = true;
+  LibraryNotice n;
+  n.kind = LibraryNotice::Kind::kPaused;
+  n.key = pause_.key;
+  n.pause = milliseconds(pause_.ms);
+  return n;
+}
+
+void AdapterLockClient::reply_locked(const nlohmann::json& body, const std::string& line) {
   const nlohmann::json& in_reply_to = body.contains("in_reply_to") ? body["in_reply_to"] : nlohmann::json();
   if (!in_reply_to.is_number_integer()) {
-    if (broken_.empty()) broken_ = "sent a message that is neither a reply nor a lost event: " + quoted(line);
-  } else if (in_reply_to.get<std::int64_t>() == awaited_ && awaited_ != 0) {
+    break_locked("sent a message that is neither a reply nor an event: " + quoted(line));
+    return;
+  }
+  const std::int64_t id = in_reply_to.get<std::int64_t>();
+  if (id == awaited_ && awaited_ != 0) {
     reply_ = body;
-  } else if (in_reply_to.get<std::int64_t>() >= 1 && in_reply_to.get<std::int64_t>() <= last_id_) {
+    if (pause_.state == PauseWatch::State::kInFlight) pause_.state = PauseWatch::State::kAnswered;
+  } else if (id >= 1 && id <= last_id_) {
     std::cerr << "adapter " << settings_.adapter->name << ": a reply after its op's deadline, ignored: " << line
               << std::endl;
-  } else if (broken_.empty()) {
-    broken_ = "answered msg_id " + in_reply_to.dump() + ", which was never sent";
+  } else {
+    break_locked("answered msg_id " + in_reply_to.dump() + ", which was never sent");
   }
   replied_.notify_all();
 }
@@ -197,14 +273,16 @@ LockResult AdapterLockClient::outcome(const Reply& r, const char* op) const {
 }
 
 LockResult AdapterLockClient::acquire(const std::string& key, milliseconds ttl) {
+  // This acquire's, also when it is never sent: a pause must not fall on a later one.
+  const milliseconds pause = std::exchange(next_pause_, milliseconds(0));
   if (auto none = ensure_running("acquire")) return *none;
   nlohmann::json request = {{"type", "acquire"}, {"key", key}, {"ttl_ms", ttl.count()},
                             {"timeout_ms", settings_.acquire_timeout.count()}};
   // The pause stops the adapter inside the op: the op's deadline stretches by it.
-  const milliseconds pause = std::exchange(next_pause_, milliseconds(0));
   if (pause.count() > 0) request["pause_after_send_ms"] = pause.count();
   Reply r = call(request, Clock::now() + settings_.op_timeout + pause);
   LockResult res = outcome(r, "acquire");
+  res.paused_after_send = r.paused;
   if (res.outcome != Outcome::kOk) return res;
   const nlohmann::json& lease = r.body.contains("lease") ? r.body["lease"] : nlohmann::json();
   const nlohmann::json& token = r.body.contains("token") ? r.body["token"] : nlohmann::json();
@@ -240,7 +318,7 @@ LockResult AdapterLockClient::extend(const Grant& g, milliseconds ttl) {
   return outcome(r, "extend");
 }
 
-void AdapterLockClient::set_lost_listener(LostListener listener) {
+void AdapterLockClient::set_notice_listener(NoticeListener listener) {
   std::lock_guard lock(mu_);
   listener_ = std::move(listener);
 }
@@ -251,8 +329,8 @@ nlohmann::json AdapterLockClient::init_reply() const {
 }
 
 bool AdapterLockClient::can(const std::string& capability) const {
-  nlohmann::json caps = init_reply().value("capabilities", nlohmann::json::array());
-  return caps.is_array() && std::find(caps.begin(), caps.end(), capability) != caps.end();
+  std::lock_guard lock(mu_);
+  return can_locked(capability);
 }
 
 int AdapterLockClient::pid() const { return process_ ? process_->pid() : 0; }

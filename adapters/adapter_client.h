@@ -9,10 +9,17 @@
 //
 // A broken adapter is not a result about its library: a line on stdout that is no
 // protocol message, a reply to a msg_id never sent, a `lost` without the capability or
-// without its key and lease, an exit nobody asked for, or no first `init_ok` within the
-// init timeout throw AdapterBroken, whose message names the adapter and quotes its stderr
-// (the log). A replacement that does not answer `init` in time is only an unknown outcome
-// (a paused client resumes with every deadline passed). Lost events go to the LostListener.
+// without its key and lease, a `paused` that PROTOCOL.md's rules forbid (no capability; no
+// acquire with pause_after_send_ms in flight; another key or ms; twice), an exit nobody
+// asked for, or no first `init_ok` within the init timeout throw AdapterBroken, whose
+// message names the adapter and quotes its stderr (the log). A replacement that does not
+// answer `init` in time is only an unknown outcome (a paused client resumes with every
+// deadline passed). Events go to the NoticeListener: `lost` as kLost, `paused` as kPaused.
+//
+// pause-after-send: a `paused` event read while its acquire is in flight is told to the
+// listener before that acquire returns, and the acquire's paused_after_send (also
+// AdapterBroken's, when the adapter breaks after it) is its ms; one that comes after the
+// acquire gave up on its reply is dropped with the adapter, so the two always agree.
 //
 // A grant's owner is "<n>:<lease>", n counting the adapters started: leases need only be
 // unique per adapter process, and a grant of a replaced adapter is known for one (its
@@ -44,6 +51,9 @@ namespace fencecheck {
 class AdapterBroken : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
+  // Thrown by an acquire whose adapter said `paused` before it broke: that pause (its
+  // notice was told); 0 otherwise.
+  std::chrono::milliseconds paused_after_send{0};
 };
 
 struct AdapterSettings {
@@ -74,7 +84,7 @@ class AdapterLockClient final : public LockClient {
   LockResult release(const Grant& g) override;
   // Lengthens g's lease to ttl from now; kFail "not supported" without the capability.
   LockResult extend(const Grant& g, std::chrono::milliseconds ttl);
-  void set_lost_listener(LostListener listener) override;
+  void set_notice_listener(NoticeListener listener) override;
   void pause_next_acquire_after_send(std::chrono::milliseconds pause) override { next_pause_ = pause; }
 
   // The last init_ok's body: library, version, capabilities.
@@ -95,6 +105,13 @@ class AdapterLockClient final : public LockClient {
   // The lease the current adapter gave for owner; nullopt when another adapter granted it.
   std::optional<std::string> lease_of(const std::string& owner) const;
   void on_line(const std::string& line, std::uint64_t instance);
+  // The events and replies on_line reads, with mu_ held; an event returns its notice.
+  std::optional<LibraryNotice> lost_event_locked(const nlohmann::json& body, const std::string& line,
+                                                 std::uint64_t instance);
+  std::optional<LibraryNotice> paused_event_locked(const nlohmann::json& body, const std::string& line);
+  void reply_locked(const nlohmann::json& body, const std::string& line);
+  void break_locked(const std::string& why);  // the first reason the adapter broke is kept
+  bool can_locked(const std::string& capability) const;
   void on_end(const std::string& how);
   [[noreturn]] void broken(const std::string& what) const;
   LockResult outcome(const Reply& r, const char* op) const;
@@ -108,8 +125,17 @@ class AdapterLockClient final : public LockClient {
   std::int64_t awaited_ = 0;  // the msg_id a call waits for; 0: none
   std::optional<nlohmann::json> reply_;
   std::string broken_;        // why the adapter broke the protocol; empty while it has not
+  // The current call's pause_after_send_ms, if its request carried one (PROTOCOL.md, `paused`).
+  struct PauseWatch {
+    enum class State { kNone, kInFlight, kAnswered, kAbandoned };  // kAbandoned: no reply in time
+    State state = State::kNone;
+    std::string key;
+    std::int64_t ms = 0;
+    bool paused = false;  // its `paused` event came and was told
+  };
+  PauseWatch pause_;
   nlohmann::json init_ok_;
-  LostListener listener_;
+  NoticeListener listener_;
   // Last: destroyed first, so that its reader thread (which uses the members above) is
   // joined before they go, also when the constructor throws.
   std::unique_ptr<AdapterProcess> process_;

@@ -21,25 +21,64 @@ const char* kNpmHint = "run scripts/setup.sh (it runs npm ci in the adapter's fo
 
 const std::vector<AdapterInfo>& adapter_registry() {
   static const std::vector<AdapterInfo> registry = {
-      {"node-redlock", "redlock", "4.2.0", "node", {"redlock"},
-       "Redlock over independent masters; a lock is only granted while its validity has not run out",
-       kNode, "node_modules/redlock/package.json", kNpmHint, true},
-      {"node-redlock-5", "redlock", "5.0.0-beta.2", "node", {"redlock"},
-       "the same Redlock algorithm, rewritten (beta)", kNode, "node_modules/redlock/package.json", kNpmHint, true},
-      {"redis-semaphore", "redis-semaphore", "5.8.0", "node", {"redis"},
-       "a Mutex refreshed in the background; onLockLost is called when a refresh finds the lock gone",
-       kNode, "node_modules/redis-semaphore/package.json", kNpmHint},
-      {"curator", "curator-recipes", "5.4.0", "java", {"zookeeper"},
-       "InterProcessMutex: at any snapshot in time no two clients think they hold the same lock", kJava,
-       "classes", "rebuild (scripts/build.sh compiles it; apt-get install libcurator-recipes-java first)"},
-      {"redis-py", "redis", "4.3.4", "python", {"redis"},
-       "Lock: a shared, distributed lock with a timeout after which it is released", kPython,
-       "/usr/lib/python3/dist-packages/redis/lock.py", "apt-get install python3-redis (or run scripts/setup.sh)"},
+      {.name = "node-redlock",
+       .library = "redlock",
+       .version = "4.2.0",
+       .language = "node",
+       .backends = {"redlock"},
+       .promise = "Redlock over independent masters; a lock is only granted while its validity has not run out",
+       .interpreter = kNode,
+       .installed_marker = "node_modules/redlock/package.json",
+       .install_hint = kNpmHint,
+       .offers = {Capability::kPausesInsideClient}},
+      {.name = "node-redlock-5",
+       .library = "redlock",
+       .version = "5.0.0-beta.2",
+       .language = "node",
+       .backends = {"redlock"},
+       .promise = "the same Redlock algorithm, rewritten (beta)",
+       .interpreter = kNode,
+       .installed_marker = "node_modules/redlock/package.json",
+       .install_hint = kNpmHint,
+       .offers = {Capability::kPausesInsideClient}},
+      {.name = "redis-semaphore",
+       .library = "redis-semaphore",
+       .version = "5.8.0",
+       .language = "node",
+       .backends = {"redis"},
+       .promise = "a Mutex refreshed in the background; onLockLost is called when a refresh finds the lock gone",
+       .interpreter = kNode,
+       .installed_marker = "node_modules/redis-semaphore/package.json",
+       .install_hint = kNpmHint},
+      {.name = "curator",
+       .library = "curator-recipes",
+       .version = "5.4.0",
+       .language = "java",
+       .backends = {"zookeeper"},
+       .promise = "InterProcessMutex: at any snapshot in time no two clients think they hold the same lock",
+       .interpreter = kJava,
+       .installed_marker = "classes",
+       .install_hint = "rebuild (scripts/build.sh compiles it; apt-get install libcurator-recipes-java first)"},
+      {.name = "redis-py",
+       .library = "redis",
+       .version = "4.3.4",
+       .language = "python",
+       .backends = {"redis"},
+       .promise = "Lock: a shared, distributed lock with a timeout after which it is released",
+       .interpreter = kPython,
+       .installed_marker = "/usr/lib/python3/dist-packages/redis/lock.py",
+       .install_hint = "apt-get install python3-redis (or run scripts/setup.sh)"},
   };
   return registry;
 }
 
 const AdapterInfo* find_adapter(std::string_view name) { return find_by_name(adapter_registry(), name); }
+
+Capabilities client_offers(std::string_view client) {
+  if (client == kNativeClient) return kNativeClientOffers;
+  const AdapterInfo* a = find_adapter(client);
+  return a == nullptr ? Capabilities{} : a->offers;
+}
 
 std::vector<std::string> client_names() {
   std::vector<std::string> names = {kNativeClient};

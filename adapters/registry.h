@@ -14,6 +14,7 @@
 
 #include "backends/registry.h"
 #include "options/option_spec.h"
+#include "platform/capabilities.h"
 
 namespace fencecheck {
 
@@ -31,10 +32,20 @@ struct AdapterInfo {
   // adapter's folder ("node_modules/redlock/package.json") or absolute (a Debian package's).
   std::string installed_marker;
   std::string install_hint;           // what makes the marker appear
-  // Its adapter can stop its own thread right after the library sent an acquire's lock
-  // commands (capability pause_after_send), which the pause-after-send fault needs.
-  bool pauses_after_send = false;
+  // What it offers of the client capabilities: kPausesInsideClient when its adapter can
+  // stop its own thread right after the library sent an acquire's lock commands (the
+  // protocol's capability pause_after_send), which the pause-after-send fault needs.
+  Capabilities offers = {};
+  // What it needs of the runtime: its interpreter and folder on the client nodes.
+  Capabilities needs = {Capability::kRunsAdapters};
 };
+
+// What the native client (fencecheck's own C++ clients) offers: none of the client
+// capabilities yet. It needs nothing of the runtime.
+inline constexpr Capabilities kNativeClientOffers = {};
+// What a --client value offers: kNativeClientOffers for native, an adapter's `offers`;
+// nothing for an unknown name.
+Capabilities client_offers(std::string_view client);
 
 const std::vector<AdapterInfo>& adapter_registry();
 // nullptr for an unknown name (and for "native").

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <thread>
 
 namespace fencecheck {
 
@@ -21,6 +22,9 @@ bool private_dir(const fs::path& path) {
   return ::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == ::geteuid() &&
          (st.st_mode & (S_IWGRP | S_IWOTH)) == 0;
 }
+
+// How long an undo of a pause that did not take may take (a SIGCONT: over ssh one command).
+constexpr milliseconds kSignalUndo{1000};
 
 }  // namespace
 
@@ -122,16 +126,19 @@ void DaemonServer::start_in_quorum(const std::string& node) {
   if (2 * up > nodes_.size()) require_ready(node);
 }
 
+// Reserved under the lock, spawned outside it (under ssh a spawn may upload for seconds),
+// published under it: another node's pause or kill never waits behind this spawn.
 void DaemonServer::launch(const std::string& node) {
-  std::lock_guard lock(mu_);  // spawn returns once the child has exec'd: bounded
-  if (!running_.contains(node)) running_[node] = &runtime().spawn(daemon(node));
+  starting_.run(
+      mu_, node, [&] { return running_.contains(node); }, [&] { return &runtime().spawn(daemon(node)); },
+      [&](Process* p) { running_[node] = p; });
 }
 
-Readiness DaemonServer::await_ready(const std::string& node, const CancelCheck& give_up) {
+Readiness DaemonServer::await_ready(const std::string& node, const Deadline& deadline) {
   Process* p = current(node);
   if (p == nullptr) throw HarnessError("server on " + node + " awaited before it was launched");
   Runtime& rt = runtime();
-  return rt.await_ready(*p, [&] { return ready(rt, node); }, ready_timeout_, give_up);
+  return rt.await_ready(*p, [&] { return ready(rt, node); }, deadline.within(ready_timeout_));
 }
 
 void DaemonServer::require_ready(const std::string& node) {
@@ -151,25 +158,27 @@ Process* DaemonServer::take(const std::string& node) {
   return p;
 }
 
-void DaemonServer::stop(const std::string& node) {
-  if (Process* p = take(node)) p->stop(milliseconds(2000));
+void DaemonServer::stop(const std::string& node, const Deadline& deadline) {
+  if (Process* p = take(node)) p->stop(grace_within(deadline));
 }
 
-void DaemonServer::kill(const std::string& node) {
-  if (Process* p = take(node)) p->crash();
+void DaemonServer::kill(const std::string& node, const Deadline& deadline) {
+  if (Process* p = take(node)) p->crash(deadline);
 }
 
-void DaemonServer::pause(const std::string& node) {
+void DaemonServer::pause(const std::string& node, const Deadline& deadline) {
   Process* p = current(node);
-  if (p != nullptr && !p->pause()) {
-    p->resume();  // not reported as paused, so nothing else would ever resume it
-    throw HarnessError("server on " + node + " did not stop within 2 s of SIGSTOP (a thread in "
-                       "uninterruptible sleep?): the pause cannot be reported as in force");
+  if (p != nullptr && !p->pause(deadline)) {
+    // Not reported as paused, so nothing else would ever resume it.
+    p->resume(Deadline::after(kSignalUndo));
+    throw HarnessError("server on " + node + " did not stop within " + deadline.budget_text() +
+                       " of SIGSTOP (a thread in uninterruptible sleep, or a host that does not answer): the "
+                       "pause cannot be reported as in force");
   }
 }
 
-void DaemonServer::resume(const std::string& node) {
-  if (Process* p = current(node)) p->resume();
+void DaemonServer::resume(const std::string& node, const Deadline& deadline) {
+  if (Process* p = current(node)) p->resume(deadline);
 }
 
 bool DaemonServer::running(const std::string& node) { return current(node) != nullptr; }
@@ -192,13 +201,16 @@ std::vector<std::filesystem::path> DaemonServer::log_files(const std::string& no
   return {daemon(node).log};
 }
 
-void DaemonServer::teardown() noexcept {
+void DaemonServer::teardown(const Deadline& deadline) noexcept {
   std::map<std::string, Process*> all;
   {
     std::lock_guard lock(mu_);
     all.swap(running_);
   }
-  for (auto& [node, p] : all) p->stop(milliseconds(2000));
+  // All at once: each stop may wait on its own host.
+  std::vector<std::thread> stops;
+  for (auto& [node, p] : all) stops.emplace_back([p = p, grace = grace_within(deadline)] { p->stop(grace); });
+  for (auto& t : stops) t.join();
 }
 
 }  // namespace fencecheck

@@ -13,11 +13,13 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "backends/lock_server.h"
 #include "platform/errors.h"
+#include "platform/node_locks.h"
 
 namespace fencecheck {
 
@@ -29,15 +31,15 @@ class DaemonServer : public LockServer {
   const std::vector<std::string>& nodes() const override { return nodes_; }
   void start(const std::string& node) override;
   void launch(const std::string& node) override;
-  Readiness await_ready(const std::string& node, const CancelCheck& give_up) override;
-  void stop(const std::string& node) override;
-  void kill(const std::string& node) override;
-  void pause(const std::string& node) override;
-  void resume(const std::string& node) override;
+  Readiness await_ready(const std::string& node, const Deadline& deadline) override;
+  void stop(const std::string& node, const Deadline& deadline) override;
+  void kill(const std::string& node, const Deadline& deadline) override;
+  void pause(const std::string& node, const Deadline& deadline) override;
+  void resume(const std::string& node, const Deadline& deadline) override;
   bool running(const std::string& node) override;
   std::vector<Process*> processes(const std::string& node) override;
   std::vector<std::filesystem::path> log_files(const std::string& node) const override;
-  void teardown() noexcept override;
+  void teardown(const Deadline& deadline) noexcept override;
 
  protected:
   // Called once per node by setup(), before any start: write config files into dir
@@ -93,13 +95,14 @@ class DaemonServer : public LockServer {
   static std::filesystem::path partial_path(const std::filesystem::path& final_path);
 
  private:
-  Process* current(const std::string& node) const;  // nullptr when stopped
+  Process* current(const std::string& node) const;  // nullptr when stopped (or starting)
   Process* take(const std::string& node);           // forgets it; nullptr when stopped
   std::vector<std::string> nodes_;
   std::chrono::milliseconds ready_timeout_;
   Runtime* runtime_ = nullptr;
-  mutable std::mutex mu_;  // running_; never held while waiting for a server
+  mutable std::mutex mu_;  // running_, starting_; never held while spawning or waiting
   std::map<std::string, Process*> running_;
+  SpawnOutsideLock starting_;  // launched, spawn not yet returned: a second launch is a no-op
 };
 
 }  // namespace fencecheck

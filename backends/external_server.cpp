@@ -1,6 +1,7 @@
 #include "backends/external_server.h"
 
 #include "platform/errors.h"
+#include "platform/external_runtime.h"
 #include "platform/tcp.h"
 
 namespace fencecheck {

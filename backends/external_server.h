@@ -6,7 +6,8 @@
 // (LockServer::client_config_at). Server node i is n<i+1>.
 //
 // A fault on a server cannot act here and is refused before the run
-// (RuntimeInfo::manages_servers); the server actions throw HarnessError saying so.
+// (the external runtime lacks Capability::kRunsServers); the server actions throw
+// HarnessError saying so.
 // Thread-safe after setup(); owns the backend object it was given.
 #pragma once
 
@@ -32,15 +33,15 @@ class ExternalServer final : public LockServer {
   }
   void start(const std::string& node) override { refuse(node); }
   void launch(const std::string& node) override { refuse(node); }
-  Readiness await_ready(const std::string& node, const CancelCheck&) override { refuse(node); }
-  void stop(const std::string& node) override { refuse(node); }
-  void kill(const std::string& node) override { refuse(node); }
-  void pause(const std::string& node) override { refuse(node); }
-  void resume(const std::string& node) override { refuse(node); }
+  Readiness await_ready(const std::string& node, const Deadline&) override { refuse(node); }
+  void stop(const std::string& node, const Deadline&) override { refuse(node); }
+  void kill(const std::string& node, const Deadline&) override { refuse(node); }
+  void pause(const std::string& node, const Deadline&) override { refuse(node); }
+  void resume(const std::string& node, const Deadline&) override { refuse(node); }
   bool running(const std::string&) override { return true; }  // as far as the run can know
   std::vector<Process*> processes(const std::string&) override { return {}; }
   std::vector<std::filesystem::path> log_files(const std::string&) const override { return {}; }
-  void teardown() noexcept override {}
+  void teardown(const Deadline&) noexcept override {}
 
  private:
   [[noreturn]] static void refuse(const std::string& node);

@@ -42,6 +42,23 @@ struct LockResult {
   std::optional<Grant> grant;  // set exactly when an acquire is kOk
   std::string error;
   bool not_sent = false;  // kFail only: no connection, nothing reached the service
+  // An acquire after pause_next_acquire_after_send, whatever its outcome: how long the library
+  // said it stopped inside it (the kPaused notice, told before this result returns); 0 when
+  // it did not stop (it sent no lock command, failed first, never got the request…).
+  std::chrono::milliseconds paused_after_send{0};
+};
+
+// What a lock library tells on its own, outside any reply (adapters/PROTOCOL.md, "Events").
+struct LibraryNotice {
+  enum class Kind {
+    kLost,    // a grant was lost: key, owner (Grant::owner) and the library's reason
+    kPaused,  // the acquire in flight on key stops its thread for `pause` now (pause-after-send)
+  };
+  Kind kind = Kind::kLost;
+  std::string key;
+  std::string owner;                   // kLost
+  std::string reason;                  // kLost
+  std::chrono::milliseconds pause{0};  // kPaused
 };
 
 class LockClient {
@@ -52,16 +69,18 @@ class LockClient {
   // Gives the lock back if g still holds it; kFail "not held" otherwise (e.g. expired).
   virtual LockResult release(const Grant& g) = 0;
 
-  // Told when the lock library says that a grant was lost (adapters/PROTOCOL.md, `lost`):
-  // the grant's key and owner, and the library's reason. Called on a thread of the
-  // client's own, at any time, also while an acquire or release is in flight; it must not
-  // wait for those. fencecheck's own clients never call it.
-  using LostListener =
-      std::function<void(const std::string& key, const std::string& owner, const std::string& reason)>;
-  virtual void set_lost_listener(LostListener) {}
+  // Told what the lock library says on its own, as it says it. Called on a thread of the
+  // client's own, one notice at a time, at any time, also while an acquire or release is in
+  // flight; it must not wait for those. kLost comes at any moment; kPaused only during an
+  // acquire after pause_next_acquire_after_send, at most once, before that acquire returns.
+  // fencecheck's own clients never call it.
+  using NoticeListener = std::function<void(const LibraryNotice&)>;
+  virtual void set_notice_listener(NoticeListener) {}
   // The next acquire stops the client's own thread for `pause` right after it sent its lock
-  // commands (the pause-after-send fault). Only lock libraries whose adapter can do it
-  // (AdapterInfo::pauses_after_send); the run refuses the fault for every other client.
+  // commands (the pause-after-send fault), if it sends any; the kPaused notice and the
+  // result's paused_after_send say whether it did. Only lock libraries whose adapter can do
+  // it (Capability::kPausesInsideClient in its AdapterInfo); the run refuses the fault for
+  // every other client, and any other client ignores it (paused_after_send stays 0).
   virtual void pause_next_acquire_after_send(std::chrono::milliseconds pause) { (void)pause; }
 };
 

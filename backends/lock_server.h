@@ -12,9 +12,12 @@
 //
 // Thread-safety: setup() and teardown() are called alone; in between, the fault families
 // call start/launch/await_ready/stop/kill/pause/resume from their own threads, and an
-// implementation must keep its own state consistent under that (DaemonServer does).
-// Blocking: kill, pause and stop wait a bounded time (about 1, 2 and 2 s at most);
-// await_ready and start up to the readiness timeout; leader() one probe per node.
+// implementation must keep its own state consistent under that (DaemonServer does), never
+// holding a lock another node's action needs while it spawns or waits.
+// Blocking: kill, pause, resume, stop, await_ready and teardown return by the caller's
+// Deadline (on every runtime); launch once the process has exec'd (under ssh: its uploads,
+// bounded by the runtime's set-up step); start up to the readiness timeout; leader() one
+// probe per node.
 #pragma once
 
 #include <filesystem>
@@ -50,25 +53,31 @@ class LockServer {
   // Spawns the node's server unless it runs already; returns once it has exec'd. Throws
   // HarnessError when it cannot be started at all (a missing program, a bad config).
   virtual void launch(const std::string& node) = 0;
-  // Waits until the launched node answers its protocol: blocks up to the backend's
-  // readiness timeout, and gives up at once when give_up returns true (Runtime::await_ready).
-  // kTimedOut is not an error: a quorum system cannot answer while faults withhold its
-  // quorum. Throws HarnessError when the server exits first or was never launched.
-  virtual Readiness await_ready(const std::string& node, const CancelCheck& give_up) = 0;
-  virtual void stop(const std::string& node) = 0;   // graceful (SIGTERM, then SIGKILL)
-  virtual void kill(const std::string& node) = 0;   // crash: SIGKILL, waits until gone
-  virtual void pause(const std::string& node) = 0;  // SIGSTOP, waits until stopped
-  virtual void resume(const std::string& node) = 0;
+  // Waits until the launched node answers its protocol: up to the backend's readiness
+  // timeout or the deadline, whichever comes first; kGaveUp at once when the deadline's
+  // cancel check says so (Runtime::await_ready). kTimedOut is not an error: a quorum system
+  // cannot answer while faults withhold its quorum. Throws HarnessError when the server
+  // exits first or was never launched.
+  virtual Readiness await_ready(const std::string& node, const Deadline& deadline) = 0;
+  // graceful (SIGTERM; SIGKILL once the deadline comes near)
+  virtual void stop(const std::string& node, const Deadline& deadline) = 0;
+  virtual void kill(const std::string& node, const Deadline& deadline) = 0;   // crash: SIGKILL, waits until gone
+  // SIGSTOP, waits until stopped; throws HarnessError (and resumes it) when it did not
+  // stop by the deadline: the pause must not be reported as in force.
+  virtual void pause(const std::string& node, const Deadline& deadline) = 0;
+  virtual void resume(const std::string& node, const Deadline& deadline) = 0;
   virtual bool running(const std::string& node) = 0;
   // The node's current server processes (empty while stopped).
   virtual std::vector<Process*> processes(const std::string& node) = 0;
   virtual std::vector<std::filesystem::path> log_files(const std::string& node) const = 0;
   // The node whose server leads now (ZooKeeper's leader, etcd's raft leader); nullopt for
-  // backends without one, or during an election. BackendInfo::has_leader says which.
+  // backends without one, or during an election. BackendInfo::offers says which
+  // (Capability::kNamesLeader).
   virtual std::optional<std::string> leader() { return std::nullopt; }
 
-  // Stops every server. Idempotent; never throws.
-  virtual void teardown() noexcept = 0;
+  // Stops every server, by the deadline (a silent host's is left to the runtime's
+  // removal). Idempotent; never throws.
+  virtual void teardown(const Deadline& deadline) noexcept = 0;
 };
 
 inline nlohmann::json LockServer::client_config_at(const std::vector<HostPort>&) const {

@@ -20,6 +20,7 @@
 
 #include "backends/lock_client.h"
 #include "backends/lock_server.h"
+#include "platform/capabilities.h"
 
 namespace fencecheck {
 
@@ -53,15 +54,17 @@ struct BackendInfo {
   };
   std::vector<Binary> binaries;
   std::vector<BackendOption> options;
-  bool has_leader = false;  // LockServer::leader() names one (partition-leader needs it)
-  // Empty when libfcclock (LD_PRELOAD) reaches its servers' clocks; otherwise why it cannot,
-  // and a clock fault aimed at its servers is refused before the run (one aimed at the
-  // clients, --nemesis-targets clients, is not). At run time ServerClocks checks each
-  // server once more, by the clock file it mapped.
-  std::string clock_unreachable;
-  // Empty when its servers run on nodes that do not see the controller's files (ssh);
-  // otherwise why not, and such a runtime is refused before the run.
-  std::string needs_shared_files;
+  // What it offers of the backend capabilities (platform/capabilities.h): kNamesLeader when
+  // LockServer::leader() names one; kServerClocksReachable when libfcclock (LD_PRELOAD)
+  // reaches its servers' clocks — without it a clock fault aimed at its servers is refused
+  // before the run (one aimed at the clients, --nemesis-targets clients, is not), and at
+  // run time ServerClocks checks each server once more, by the clock file it mapped.
+  Capabilities offers;
+  // What it needs of the runtime: kSharesFiles when its setup works on what its servers
+  // made, through the controller's own files (a runtime whose nodes hold copies is refused).
+  Capabilities needs;
+  // Why it lacks a backend capability, or needs a runtime one: quoted in the refusal.
+  std::vector<CapabilityReason> reasons;
   // options: resolved (resolve_backend_options). Throws std::invalid_argument for a value
   // the backend cannot use.
   std::function<std::unique_ptr<LockServer>(const BackendOptions& options)> make_server;

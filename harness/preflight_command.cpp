@@ -44,8 +44,9 @@ std::string program_checks() {
 std::vector<std::string> check_host(const SshHost& h, const fs::path& control, std::size_t i) {
   std::vector<std::string> problems;
   SshHostConnection conn(h, control / std::to_string(i));
+  const Deadline deadline = Deadline::after(std::chrono::seconds(30));  // a silent host is a finding, not a hang
   try {
-    conn.open(nullptr, control / (std::to_string(i) + ".log"));
+    conn.open(nullptr, control / (std::to_string(i) + ".log"), deadline);
   } catch (const std::exception& e) {
     return {e.what()};
   }
@@ -53,7 +54,7 @@ std::vector<std::string> check_host(const SshHost& h, const fs::path& control, s
                              "iptables -w -S >/dev/null 2>&1 || echo noiptables\n"
                              "command -v iptables-restore >/dev/null || echo noiptables\n" +
                              program_checks();
-  SshResult r = conn.exec(script);
+  SshResult r = conn.exec(script, "", deadline, Retry::kIdempotent);
   std::istringstream lines(r.out);
   for (std::string line; std::getline(lines, line);) {
     if (line == "notroot") problems.push_back("logs in as " + h.user + ", not root: set \"user\": \"root\" (the runtime sets firewall rules and signals servers)");
@@ -67,7 +68,7 @@ std::vector<std::string> check_host(const SshHost& h, const fs::path& control, s
   }
   // Skew: the host's wall clock against the middle of the round trip's on the controller.
   const auto before = std::chrono::system_clock::now();
-  SshResult date = conn.exec("date +%s%N");
+  SshResult date = conn.exec("date +%s%N", "", deadline, Retry::kIdempotent);
   const auto after = std::chrono::system_clock::now();
   try {
     const double remote_ms = std::stod(date.out) / 1e6;
@@ -81,7 +82,7 @@ std::vector<std::string> check_host(const SshHost& h, const fs::path& control, s
   } catch (const std::exception&) {
     problems.push_back("`date +%s%N` did not print a time: " + date.out);
   }
-  conn.close();
+  conn.close(Deadline::after(std::chrono::seconds(5)));
   return problems;
 }
 

@@ -78,7 +78,7 @@ void ClockNemesis::bump_locked(const std::map<std::string, milliseconds>& deltas
   std::map<std::string, milliseconds> now;
   for (const auto& [node, d] : deltas) {
     now[node] = ctx_.clocks.offset(node) + d;
-    ctx_.clocks.set_offset(node, now[node]);
+    ctx_.clocks.set_offset(node, now[node], ctx_.act(kClockBound));
   }
   shifted_ = true;
   ctx_.log.record("clock-bump", {{"fault", "clock-bump"}, {"deltas", offsets_json(deltas)},
@@ -100,7 +100,7 @@ void ClockNemesis::strobe_locked(const std::vector<std::string>& targets, millis
 void ClockNemesis::reset_locked(const std::string& fault) {
   // Every server, and the clients a fault shifted (they are nodes of the run's clocks too).
   std::vector<std::string> nodes = shiftable_nodes();
-  for (const auto& node : nodes) ctx_.clocks.set_offset(node, milliseconds(0));
+  for (const auto& node : nodes) ctx_.clocks.set_offset(node, milliseconds(0), ctx_.healing(kClockBound));
   shifted_clients_.clear();
   strobe_.reset();
   shifted_ = false;
@@ -137,7 +137,7 @@ void ClockNemesis::tick() {
   if (now < strobe_->next_flip) return;
   strobe_->high = !strobe_->high;
   for (const auto& [node, base] : strobe_->base) {
-    ctx_.clocks.set_offset(node, strobe_->high ? base + strobe_->delta : base);
+    ctx_.clocks.set_offset(node, strobe_->high ? base + strobe_->delta : base, ctx_.act(kClockBound));
   }
   strobe_->next_flip = now + strobe_->period;
 }

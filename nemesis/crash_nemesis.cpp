@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <functional>
 #include <future>
 #include <stdexcept>
 
@@ -58,7 +59,10 @@ void CrashNemesis::kill(const std::string& fault, NodeProcesses& role, const std
   // The targets die together, each kill on its own thread: a majority killed "at once"
   // must not be spread over one kill's latency per node (about 120 ms each over ssh).
   std::vector<std::future<bool>> kills;
-  for (const auto& n : nodes) kills.push_back(std::async(std::launch::async, [&role, n] { return role.kill(n); }));
+  const Deadline deadline = ctx_.act(kSignalBound);
+  for (const auto& n : nodes) {
+    kills.push_back(std::async(std::launch::async, [&role, &deadline, n] { return role.kill(n, deadline); }));
+  }
   std::exception_ptr failure;
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     try {
@@ -75,20 +79,45 @@ void CrashNemesis::kill(const std::string& fault, NodeProcesses& role, const std
   if (down_ && restart.count() == 0) bring_back(true);
 }
 
+// Whatever fails part-way, what was done is on the record and no node stays stopped
+// unrecorded: every node stopped is launched again (each tried), the "restart" line names
+// the nodes stopped and any that failed, and then the first failure is thrown.
 void CrashNemesis::restart_server(const std::string& fault, const std::vector<std::string>& nodes) {
   std::vector<std::string> stopped;
+  nlohmann::json failed = nlohmann::json::object();
+  std::exception_ptr failure;
+  auto attempt = [&](const std::string& node, const std::function<void()>& step) {
+    try {
+      step();
+    } catch (const std::exception& e) {
+      failed[node] = e.what();
+      if (!failure) failure = std::current_exception();
+    }
+  };
   for (const auto& n : nodes) {
-    if (ctx_.servers.stop(n)) stopped.push_back(n);
+    if (failure) break;  // a stop that failed ends the restart: the rest keep running
+    attempt(n, [&] {
+      if (ctx_.servers.stop(n, ctx_.act(kStopBound))) stopped.push_back(n);
+    });
   }
   nlohmann::json value = {{"fault", fault}, {"targets", nodes}};
-  if (stopped.empty()) {
+  if (stopped.empty() && !failure) {
     value["not_applied"] = joined("already down:", nodes);
     ctx_.log.record("restart", value);
     return;
   }
-  for (const auto& n : stopped) ctx_.servers.launch(n);
+  std::vector<std::string> started;
+  for (const auto& n : stopped) {
+    attempt(n, [&] {
+      ctx_.servers.launch(n, ctx_.act(kLaunchBound));
+      started.push_back(n);
+    });
+  }
+  if (stopped != nodes) value["stopped"] = stopped;
+  if (!failed.empty()) value["failed"] = failed;
   ctx_.log.record("restart", value);
-  await_all(ctx_.servers, fault, stopped);
+  if (failure) std::rethrow_exception(failure);
+  await_all(ctx_.servers, fault, started);
 }
 
 void CrashNemesis::await_all(NodeProcesses& role, const std::string& fault, const std::vector<std::string>& nodes) {
@@ -96,7 +125,8 @@ void CrashNemesis::await_all(NodeProcesses& role, const std::string& fault, cons
   const auto began = ctx_.time.now();
   std::vector<std::string> ready, not_ready;
   for (const auto& n : nodes) {
-    (role.await_ready(n, ctx_.ending) == Readiness::kReady ? ready : not_ready).push_back(n);
+    // No bound of its own: the role's readiness timeout, or the run's end, ends it.
+    (role.await_ready(n, ctx_.wait(std::chrono::hours(1))) == Readiness::kReady ? ready : not_ready).push_back(n);
   }
   nlohmann::json value = {{"fault", fault}, {"targets", ready}};
   if (!not_ready.empty()) value["not_ready"] = not_ready;
@@ -110,7 +140,7 @@ void CrashNemesis::bring_back(bool wait) {
   const Down d = *down_;
   down_.reset();
   try {
-    for (const auto& n : d.nodes) d.role->launch(n);  // all first: a quorum forms only then
+    for (const auto& n : d.nodes) d.role->launch(n, ctx_.healing(kLaunchBound));  // all first: a quorum forms only then
   } catch (...) {
     status_.clear();
     throw;

@@ -1,6 +1,7 @@
-// The Nemesis role: faults injected into a running test. Each fault of the registry names
-// a family ("pause"); one Nemesis per family, made by the registry entry's factory, runs
-// that family's faults, and the schedule (schedule.h) decides when each starts.
+// The Nemesis role: faults injected into a running test. Each fault of the registry
+// (fault_registry.h) names a family ("pause"); one Nemesis per family, made by the registry
+// entry's factory, runs that family's faults, and the schedule (schedule.h) decides when
+// each starts.
 //
 // A nemesis touches the test only through the capabilities in NemesisContext, which the
 // runner implements: the network (Net), the processes of the server and client nodes
@@ -11,15 +12,18 @@
 // as done. Capabilities throw HarnessError when they cannot act; the schedule then stops
 // and the run reports it.
 //
-// Blocking: every capability method below says how long it may block. None of them may
-// wait for the system under test without a bound, and a wait for a server to be ready
-// polls a CancelCheck so that the final heal, Ctrl-C and the time limit end it at once.
+// Blocking: every capability method that may wait takes a Deadline its caller owns
+// (platform/deadline.h) and returns by it on every runtime — under ssh, where one host may
+// stop answering, as under netns. A family makes each action's deadline with
+// NemesisContext::act() (a heal's with healing()) from the bounds below, so the bounds hold
+// whatever the runtime; a wait for a server to be ready uses NemesisContext::wait(), which
+// the final heal, Ctrl-C and the time limit end at once.
 //
 // Threads: the schedule runs each family on its own thread, so one family's slow action (a
 // restart waiting for a quorum) never delays another's. start/replay/tick/heal of one
-// Nemesis (and due) are called by one thread at a time; on_acquired comes from client
-// threads, and describe_active/active from any thread at any time: those two never wait
-// for a fault action in progress.
+// Nemesis (and due) are called by one thread at a time; lock events (lock_events.h) come
+// on client threads, and describe_active/active from any thread at any time: those two
+// never wait for a fault action in progress.
 #pragma once
 
 #include <chrono>
@@ -33,62 +37,90 @@
 
 #include <nlohmann/json.hpp>
 
+#include "nemesis/lock_events.h"
 #include "options/option_spec.h"
+#include "platform/deadline.h"
 #include "platform/runtime.h"
 #include "platform/time_source.h"
 
 namespace fencecheck {
 
-// Cuts and heals links between nodes (the netns runtime only). cut and heal change every
-// node's firewall: bounded, about 20 ms per node under netns.
+// How long one fault action may take, on every runtime: the deadline a family gives it.
+// (Over ssh each is one or two remote commands, which a loaded 2-core machine has taken
+// over a second to answer; locally each takes milliseconds.)
+inline constexpr std::chrono::milliseconds kSignalBound{5000};  // a pause (until stopped), resume, kill
+inline constexpr std::chrono::milliseconds kStopBound{6000};    // a graceful stop: 2 s grace, then SIGKILL
+inline constexpr std::chrono::milliseconds kNetBound{5000};     // a cut or heal of every node at once
+inline constexpr std::chrono::milliseconds kClockBound{5000};   // one node's clock offset (with its first-call wait)
+inline constexpr std::chrono::milliseconds kFreezeBound{5000};  // a whole node frozen or thawed
+inline constexpr std::chrono::milliseconds kLaunchBound{60000}; // a process started again (an upload under ssh)
+// A heal once the user pressed Ctrl-C: short, as nothing that follows needs it (teardown
+// resumes, thaws and unblocks everything anyway).
+inline constexpr std::chrono::milliseconds kInterruptedHealBound{500};
+
+// Cuts and heals links between nodes. Each changes every node's firewall at once and
+// returns, by the deadline, the nodes it could not change (a silent host), each with why;
+// those keep their old rules until a later cut or heal rewrites them.
 class Net {
  public:
   virtual ~Net() = default;
   virtual bool available() const = 0;
-  virtual void cut(const Grudge& grudge) = 0;  // replaces the cuts in force
-  virtual void heal() = 0;
+  virtual NetFailures cut(const Grudge& grudge, const Deadline& deadline) = 0;  // replaces the cuts in force
+  virtual NetFailures heal(const Deadline& deadline) = 0;
 };
 
 // The processes of one role's nodes: the backend's servers, or the client workers. The
 // bool results say whether there was anything to act on: false when nothing runs on the
-// node (it is down), and then nothing was done. Actions on different nodes may come from
-// different threads at once (a kill's targets die together).
+// node (it is down), and then nothing was done. Every action returns by its deadline;
+// one that could not finish throws HarnessError (a pause that did not take is undone and
+// reported so). Actions on different nodes may come from different threads at once (a
+// kill's targets die together).
 class NodeProcesses {
  public:
   virtual ~NodeProcesses() = default;
   virtual std::vector<std::string> nodes() const = 0;
-  virtual bool pause(const std::string& node) = 0;   // SIGSTOP; returns once stopped (≤ 2 s)
-  virtual void resume(const std::string& node) = 0;  // SIGCONT; never blocks
-  virtual bool kill(const std::string& node) = 0;    // SIGKILL, an expected exit (≤ 1 s)
-  virtual bool stop(const std::string& node) = 0;    // graceful, expected (≤ 2 s grace)
+  virtual bool pause(const std::string& node, const Deadline& deadline) = 0;   // SIGSTOP; returns once stopped
+  virtual void resume(const std::string& node, const Deadline& deadline) = 0;  // SIGCONT
+  virtual bool kill(const std::string& node, const Deadline& deadline) = 0;    // SIGKILL, an expected exit
+  virtual bool stop(const std::string& node, const Deadline& deadline) = 0;    // graceful, expected
   // After kill or stop: starts the node's process again; returns once it has exec'd
   // (no-op when it runs). Throws HarnessError when it cannot be started at all.
-  virtual void launch(const std::string& node) = 0;
+  virtual void launch(const std::string& node, const Deadline& deadline) = 0;
   // Waits until the launched node answers, up to the role's readiness timeout (the
-  // backend's for servers, 10 s for a worker), giving up as soon as give_up returns true.
-  // Throws HarnessError when the process exits first.
-  virtual Readiness await_ready(const std::string& node, const CancelCheck& give_up) = 0;
+  // backend's for servers, 10 s for a worker) or the deadline, whichever comes first:
+  // kGaveUp once the deadline's cancel check says so. Throws HarnessError when the
+  // process exits first.
+  virtual Readiness await_ready(const std::string& node, const Deadline& deadline) = 0;
   // Freezes the whole node, every process on it, with the cgroup freezer (docker pause):
-  // a stop no process can see or handle. Only where the runtime can (RuntimeInfo::
-  // freezes_nodes; the run refuses freeze faults elsewhere): by default it throws
-  // HarnessError. thaw undoes it. Each blocks for one runtime call (≤ 10 s).
-  virtual void freeze(const std::string& node) {
+  // a stop no process can see or handle. Only where the runtime can (the run refuses freeze
+  // faults elsewhere): by default it throws HarnessError. thaw undoes it.
+  virtual void freeze(const std::string& node, const Deadline& deadline) {
+    (void)deadline;
     throw HarnessError("node " + node + " cannot be frozen under this runtime (use --runtime docker)");
   }
-  virtual void thaw(const std::string& node) { freeze(node); }
+  virtual void thaw(const std::string& node, const Deadline& deadline) { freeze(node, deadline); }
   // Servers only: the node the backend says leads now; nullopt when it has no leader.
-  // Blocks for one short probe per node (≤ 0.5 s each).
+  // Blocks for one short probe per node (≤ 0.5 s each, ≤ 2 s to set one up under ssh).
   virtual std::optional<std::string> leader() const { return std::nullopt; }
+  // Clients only, where the lock library can stop itself (pause-after-send): the next
+  // acquire any client sends asks its library to stop its own thread for `ms` right after
+  // it sent the lock commands. Replaces an armed pause not yet taken. By default it throws
+  // HarnessError (the run refuses the fault where no client can).
+  virtual void arm_pause_inside(std::chrono::milliseconds ms) {
+    (void)ms;
+    throw HarnessError("these clients cannot pause inside their lock library");
+  }
 };
 
 // The wall clock (CLOCK_REALTIME) each node's processes see, as an offset from the host's.
-// set_offset is a store into a shared page; for a server it first checks that the server
-// can see it (/proc), giving a server started a moment ago up to 2 s to read its clock.
+// set_offset is a store into a shared page (and, under ssh, a write into each host's copy);
+// for a server it first checks that the server can see it (/proc), giving a server started
+// a moment ago up to 2 s (or the deadline) to read its clock.
 class Clocks {
  public:
   virtual ~Clocks() = default;
   virtual bool available() const = 0;
-  virtual void set_offset(const std::string& node, std::chrono::milliseconds offset) = 0;
+  virtual void set_offset(const std::string& node, std::chrono::milliseconds offset, const Deadline& deadline) = 0;
   virtual std::chrono::milliseconds offset(const std::string& node) const = 0;
 };
 
@@ -111,8 +143,24 @@ struct NemesisContext {
   Clocks& clocks;
   FaultLog& log;
   const TimeSource& time;
+  // The clients' lock events: the lock-aware faults subscribe here (lock_events.h).
+  LockEventBus& events;
   // True once the run is ending (final heal, Ctrl-C, time limit): waits give up.
   CancelCheck ending = [] { return false; };
+  // True once the user pressed Ctrl-C: an action in progress gives up at once.
+  CancelCheck interrupted = [] { return false; };
+
+  // The deadline of one fault action of at most `bound`; Ctrl-C ends it.
+  Deadline act(std::chrono::milliseconds bound) const { return Deadline::after(bound, interrupted); }
+  // The deadline of a heal: `bound`, or kInterruptedHealBound once Ctrl-C was pressed (a
+  // heal must still be tried then, so Ctrl-C does not cancel it).
+  Deadline healing(std::chrono::milliseconds bound) const {
+    return Deadline::after(interrupted() ? std::min(bound, kInterruptedHealBound) : bound);
+  }
+  // The deadline of a wait (a server to answer) of at most `bound`; the run's end ends it.
+  Deadline wait(std::chrono::milliseconds bound) const {
+    return Deadline::after(bound, [e = ending, i = interrupted] { return e() || i(); });
+  }
 };
 
 // The fault options in force: one options map (Jepsen's opts), option name → value, with
@@ -123,7 +171,9 @@ using FaultOptions = OptionValues;
 
 // Every nemesis line a family records has a value with "fault" (the fault's name) and
 // exactly what was done (targets, grudge, offsets, durations), so that replay() can do the
-// same again and a reader can see it.
+// same again and a reader can see it. A family that reacts to lock events (pause-holder)
+// subscribes to NemesisContext::events when it is made, and drops the subscription when it
+// goes.
 class Nemesis {
  public:
   virtual ~Nemesis() = default;
@@ -134,18 +184,6 @@ class Nemesis {
   // targets and parameters, and records it again. Throws std::invalid_argument for a line
   // it cannot replay.
   virtual void replay(const std::string& f, const nlohmann::json& value) = 0;
-  // A client's acquire just completed ok; called before that client's next op.
-  virtual void on_acquired(const std::string& client_node) { (void)client_node; }
-  // A client's acquire was just sent to its worker / just came back, whatever its outcome
-  // (called on the client's thread; must not wait for a fault action).
-  virtual void on_acquire_sent(const std::string& client_node) { (void)client_node; }
-  virtual void on_acquire_ended(const std::string& client_node) { (void)client_node; }
-  // Called just before a client's acquire is sent: how long its lock library should stop
-  // itself right after sending the lock commands (pause-after-send); 0 for no pause.
-  virtual std::chrono::milliseconds pause_in_acquire(const std::string& client_node) {
-    (void)client_node;
-    return std::chrono::milliseconds(0);
-  }
   // Ends faults whose time is up (reads the context's TimeSource).
   virtual void tick() = 0;
   // When tick() will next have something to do (a self-timed fault's end); nullopt when
@@ -161,45 +199,5 @@ class Nemesis {
   // Ends every fault now. Idempotent.
   virtual void heal() = 0;
 };
-
-struct FaultInfo {
-  std::string name;    // "pause-holder"
-  std::string family;  // "pause": the faults one Nemesis serves together
-  std::string description;
-  bool needs_net = false;     // needs a runtime that cuts links (RuntimeInfo::cuts_network)
-  bool needs_clocks = false;  // needs Clocks::available()
-  bool needs_leader = false;  // the backend must say which server leads
-  // Ends by itself (a pause of --pause-ms, a restart after --restart-ms, a strobe): the
-  // schedule never heals it early. Otherwise (a partition, a clock bump) the schedule
-  // heals it after a random hold.
-  bool self_timed = false;
-  std::function<std::unique_ptr<Nemesis>(NemesisContext&, const FaultOptions&)> make;
-  // The options it reads, by name: each declared once in fault_option_specs().
-  std::vector<std::string> options = {};
-  bool needs_freeze = false;  // needs a runtime that freezes nodes (RuntimeInfo::freezes_nodes)
-  // `--nemesis-targets clients` makes it hit clients instead of servers (clock faults: a
-  // lock library computes validity from its own wall clock).
-  bool targets_clients = false;
-  // Works inside the client's lock library: needs an adapter that can pause itself
-  // (AdapterInfo::pauses_after_send).
-  bool pauses_inside_client = false;
-  // Acts on clients and their own links only, never on a server: it runs against servers
-  // the run does not manage (RuntimeInfo::manages_servers). A clock fault with
-  // targets_clients is client-side when --nemesis-targets clients aims it there.
-  bool client_side = false;
-  // Acts only as a fault plan's step says (nemesis/plan.h): never drawn, not for --nemesis.
-  bool planned_only = false;
-};
-
-const std::vector<FaultInfo>& fault_registry();
-const FaultInfo* find_fault(std::string_view name);  // nullptr when unknown
-std::string fault_names();
-// Every fault option (--pause-ms, --restart-ms, --clock-max-ms, --clock-min-ms,
-// --nemesis-targets, …), each declared once, with the faults that read it named in its help.
-const std::vector<OptionSpec>& fault_option_specs();
-// Each of fault_option_specs() at its default: what a test's nemesis gets unless it says.
-FaultOptions default_fault_options();
-// The families of a list of faults, each once, in registry order.
-std::vector<std::string> families_of(const std::vector<std::string>& faults);
 
 }  // namespace fencecheck

@@ -3,8 +3,30 @@
 #include <stdexcept>
 
 #include "nemesis/grudges.h"
+#include "platform/errors.h"
 
 namespace fencecheck {
+
+namespace {
+
+// The line's value with the nodes a change did not reach, under `field`; throws once the
+// line is recorded, naming them.
+void record_net_change(FaultLog& log, const std::string& f, nlohmann::json value, const NetFailures& failures,
+                       const char* field) {
+  if (!failures.empty()) value[field] = failures;
+  log.record(f, value);
+  if (failures.empty()) return;
+  std::string which;
+  for (const auto& [node, why] : failures) which += (which.empty() ? "" : "; ") + node + ": " + why;
+  throw HarnessError("the " + f + " (" + value.at("fault").get<std::string>() + ") did not reach every node: " + which);
+}
+
+}  // namespace
+
+PartitionNemesis::PartitionNemesis(NemesisContext& ctx, const FaultOptions& options)
+    : ctx_(ctx), options_(options), subscriptions_(ctx.events) {
+  subscriptions_.add({LockEventKind::kAcquireOk}, [this](const LockEvent& e) { on_acquired(e); });
+}
 
 std::vector<std::string> PartitionNemesis::members() const {
   std::vector<std::string> all = ctx_.servers.nodes();
@@ -41,8 +63,9 @@ void PartitionNemesis::start(const std::string& fault, std::mt19937_64& rng) {
   cut_locked(fault, g, std::nullopt);
 }
 
-void PartitionNemesis::on_acquired(const std::string& client_node) {
+void PartitionNemesis::on_acquired(const LockEvent& e) {
   if (!armed_) return;  // the common case, without waiting for a cut in progress
+  const std::string& client_node = e.client;
   std::lock_guard lock(mu_);
   if (!holder_armed_ || fault_) return;
   std::chrono::milliseconds ms = *holder_armed_;
@@ -73,25 +96,27 @@ void PartitionNemesis::replay(const std::string& f, const nlohmann::json& value)
 
 void PartitionNemesis::cut_locked(const std::string& fault, const Grudge& g,
                                   std::optional<TimeSource::Instant> until) {
-  ctx_.net.cut(g);
+  const NetFailures failures = ctx_.net.cut(g, ctx_.act(kNetBound));
   nlohmann::json value = {{"fault", fault}, {"grudge", grudge_to_json(g)}};
   if (until) value["ms"] = std::chrono::duration_cast<std::chrono::milliseconds>(*until - ctx_.time.now()).count();
-  ctx_.log.record("partition", value);
+  // In force (and healed later) even when a node did not take its part of it.
   fault_ = fault;
   until_ = until;
   std::size_t cut = 0;
   for (const auto& [node, drops] : g) cut += !drops.empty();
   what_ = fault + " (" + std::to_string(cut) + " nodes cut off)";
   show_locked();
+  record_net_change(ctx_.log, "partition", value, failures, "not_cut");
 }
 
 void PartitionNemesis::heal_locked() {
   if (!fault_) return;
-  ctx_.net.heal();
-  ctx_.log.record("heal", {{"fault", *fault_}});
+  const NetFailures failures = ctx_.net.heal(ctx_.healing(kNetBound));
+  const std::string fault = *fault_;
   fault_.reset();
   until_.reset();
   show_locked();
+  record_net_change(ctx_.log, "heal", {{"fault", fault}}, failures, "not_healed");
 }
 
 void PartitionNemesis::show_locked() {

@@ -9,9 +9,13 @@
 //   partition-holder           arms; the client whose acquire completes next is cut from
 //                              every server (not from the resource) for --pause-ms: the
 //                              network-delay form of the article's pause
-// Records "partition" with the grudge, then "heal". Open-ended except partition-holder.
-// Thread-safe as nemesis.h says: the family's lock is held across an iptables change,
-// describe_active never waits for it.
+// Records "partition" with the grudge, then "heal". Open-ended except partition-holder. A
+// node whose rules could not be changed by the action's deadline (a silent ssh host) is
+// named in the line ("not_cut" / "not_healed": node → why) and the action then throws
+// HarnessError: the schedule stops and the run says which host failed.
+// Thread-safe as nemesis.h says: the family's lock is held across an iptables change
+// (bounded by kNetBound), describe_active never waits for it; partition-holder listens to
+// acquire-ok on the lock-event bus.
 #pragma once
 
 #include <atomic>
@@ -26,10 +30,9 @@ namespace fencecheck {
 
 class PartitionNemesis : public Nemesis {
  public:
-  PartitionNemesis(NemesisContext& ctx, const FaultOptions& options) : ctx_(ctx), options_(options) {}
+  PartitionNemesis(NemesisContext& ctx, const FaultOptions& options);
   void start(const std::string& fault, std::mt19937_64& rng) override;
   void replay(const std::string& f, const nlohmann::json& value) override;
-  void on_acquired(const std::string& client_node) override;
   void tick() override;
   std::optional<TimeSource::Instant> due() const override;
   bool active() const override { return status_.any(); }
@@ -43,6 +46,7 @@ class PartitionNemesis : public Nemesis {
                   std::optional<TimeSource::Instant> until);
   void heal_locked();
   void show_locked();
+  void on_acquired(const LockEvent& e);
 
   NemesisContext& ctx_;
   FaultOptions options_;
@@ -53,6 +57,7 @@ class PartitionNemesis : public Nemesis {
   std::optional<TimeSource::Instant> until_;              // partition-holder's end
   std::string what_;                                      // for describe_active
   FaultStatus status_;
+  LockEventSubscriptions subscriptions_;  // last: dropped first, before what it reads
 };
 
 std::unique_ptr<Nemesis> make_partition_nemesis(NemesisContext& ctx, const FaultOptions& options);

@@ -67,9 +67,10 @@ PlanStep read_step(const std::string& file, const nlohmann::json& j, std::size_t
   } else {
     step.trigger = PlanTrigger::kOnEvent;
     const std::string on = r.text("on");
-    if (on == to_string(LockEventKind::kAcquireOk)) step.event = LockEventKind::kAcquireOk;
-    else if (on == to_string(LockEventKind::kRelease)) step.event = LockEventKind::kRelease;
-    else r.fail("on", "must be acquire-ok or release, not \"" + on + "\"");
+    const auto* named = std::find_if(std::begin(kPlanEvents), std::end(kPlanEvents),
+                                     [&](LockEventKind k) { return to_string(k) == on; });
+    if (named == std::end(kPlanEvents)) r.fail("on", "must be acquire-ok or release, not \"" + on + "\"");
+    step.event = *named;
     if (!j.contains("client")) r.fail("client", "is missing: a client node, or \"holder\" for any client");
     step.client = r.text("client");
     if (!r.is_client(step.client)) {
@@ -141,7 +142,6 @@ Plan read(const std::string& file, const std::vector<std::string>& servers, cons
 
 }  // namespace
 
-std::string_view to_string(LockEventKind k) { return k == LockEventKind::kAcquireOk ? "acquire-ok" : "release"; }
 
 namespace {
 std::filesystem::path plans_dir() {

@@ -29,20 +29,16 @@
 
 #include <nlohmann/json.hpp>
 
+#include "nemesis/lock_events.h"
+
 namespace fencecheck {
 
 // The client that fired the last lock event a plan waited for, as steps name it.
 inline constexpr const char* kPlanHolder = "holder";
 
 enum class PlanTrigger { kAt, kAfter, kOnEvent };
-enum class LockEventKind { kAcquireOk, kRelease };
-std::string_view to_string(LockEventKind k);  // "acquire-ok", "release"
-
-struct LockEvent {
-  LockEventKind kind;
-  std::string client;  // the client node, "c1"
-  std::string key;     // the lock, "lock0"
-};
+// A step fires on one of these (lock_events.h): the only events a plan names.
+inline constexpr LockEventKind kPlanEvents[] = {LockEventKind::kAcquireOk, LockEventKind::kRelease};
 
 struct PlanStep {
   std::size_t number = 0;  // 1-based, for messages

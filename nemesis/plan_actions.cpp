@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "nemesis/grudges.h"
-#include "nemesis/nemesis.h"
+#include "nemesis/fault_registry.h"
 #include "nemesis/replay_check.h"
 #include "platform/errors.h"
 #include "platform/named_registry.h"

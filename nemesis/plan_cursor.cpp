@@ -51,7 +51,7 @@ bool PlanCursor::event_fires_locked(const LockEvent& e, Instant now, std::vector
   if (s.key && *s.key != e.key) return false;
   state_.holder = e.client;
   ++next_;
-  fire_locked(s, now, now, out);  // due the instant its event came
+  fire_locked(s, now, e.at, out);  // due the instant its event came, however late it is applied
   chain_locked(now, out);         // the steps right after it with no delay
   return true;
 }
@@ -87,10 +87,12 @@ std::vector<PlannedLine> PlanCursor::applied(Instant now) {
   if (batch_has_step_) last_applied_ = std::max(last_applied_, now);  // an undo is not a step
   batch_has_step_ = false;
   std::vector<PlannedLine> out;
-  std::vector<LockEvent> early = std::move(early_);
-  early_.clear();
-  for (const LockEvent& e : early) {
-    if (event_fires_locked(e, now, out)) break;
+  // In the order they came; once one fires a step, the rest wait for that batch to be
+  // applied in turn (the next applied()), so none is lost.
+  while (!early_.empty() && out.empty()) {
+    const LockEvent e = early_.front();
+    early_.erase(early_.begin());
+    event_fires_locked(e, now, out);
   }
   return hand_out_locked(std::move(out));
 }

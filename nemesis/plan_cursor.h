@@ -7,9 +7,11 @@
 // the steps right after it with no delay). A batch handed out must be reported applied()
 // before the next is handed out, so two threads never apply steps out of order, and
 // after_ms counts from the end of the previous step's action (an undo is not a step). A
-// lock event that comes while a batch is out is kept: applied() fires the step it was
-// waiting for then, and returns those lines for the same caller to apply. "holder" becomes
-// the client of the last lock event a step fired on.
+// lock event that comes while a batch is out is kept, in order, with the instant it came:
+// applied() fires the step it was waiting for then (planned at the event's instant, not at
+// the late moment it is applied), and returns those lines for the same caller to apply;
+// events after it wait for that batch's applied() in turn. "holder" becomes the client of
+// the last lock event a step fired on.
 //
 // Pure: no clock of its own (instants are passed in), no thread. Thread-safe: one mutex,
 // never held by a caller while it applies a batch.

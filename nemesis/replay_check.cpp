@@ -1,3 +1,4 @@
+#include "nemesis/fault_registry.h"
 #include "nemesis/replay_check.h"
 
 #include <algorithm>
@@ -21,15 +22,18 @@ class CheckedNodes final : public NodeProcesses {
  public:
   CheckedNodes(std::vector<std::string> nodes, const char* role) : nodes_(std::move(nodes)), role_(role) {}
   std::vector<std::string> nodes() const override { return nodes_; }
-  bool pause(const std::string& n) override { return check(n); }
-  void resume(const std::string& n) override { check(n); }
-  bool kill(const std::string& n) override { return check(n); }
-  bool stop(const std::string& n) override { return check(n); }
-  void launch(const std::string& n) override { check(n); }
-  Readiness await_ready(const std::string& n, const CancelCheck&) override {
+  bool pause(const std::string& n, const Deadline&) override { return check(n); }
+  void resume(const std::string& n, const Deadline&) override { check(n); }
+  bool kill(const std::string& n, const Deadline&) override { return check(n); }
+  bool stop(const std::string& n, const Deadline&) override { return check(n); }
+  void launch(const std::string& n, const Deadline&) override { check(n); }
+  Readiness await_ready(const std::string& n, const Deadline&) override {
     check(n);
     return Readiness::kReady;
   }
+  void freeze(const std::string& n, const Deadline&) override { check(n); }
+  void thaw(const std::string& n, const Deadline&) override { check(n); }
+  void arm_pause_inside(std::chrono::milliseconds) override {}  // whether the client can: the run's checks
   std::optional<std::string> leader() const override {
     return nodes_.empty() ? std::nullopt : std::optional(nodes_.front());
   }
@@ -47,13 +51,14 @@ class CheckedNet final : public Net {
  public:
   explicit CheckedNet(std::vector<std::string> nodes) : nodes_(std::move(nodes)) {}
   bool available() const override { return true; }
-  void cut(const Grudge& grudge) override {
+  NetFailures cut(const Grudge& grudge, const Deadline&) override {
     for (const auto& [node, drops] : grudge) {
       require_node(nodes_, node, "node");
       for (const auto& d : drops) require_node(nodes_, d, "node");
     }
+    return {};
   }
-  void heal() override {}
+  NetFailures heal(const Deadline&) override { return {}; }
 
  private:
   std::vector<std::string> nodes_;
@@ -63,7 +68,7 @@ class CheckedClocks final : public Clocks {
  public:
   explicit CheckedClocks(std::vector<std::string> nodes) : nodes_(std::move(nodes)) {}
   bool available() const override { return true; }
-  void set_offset(const std::string& node, std::chrono::milliseconds) override {
+  void set_offset(const std::string& node, std::chrono::milliseconds, const Deadline&) override {
     require_node(nodes_, node, "node");
   }
   std::chrono::milliseconds offset(const std::string&) const override { return std::chrono::milliseconds(0); }
@@ -89,7 +94,8 @@ void check_replay(const std::vector<std::string>& faults, const std::vector<Repl
   CheckedClocks clocks(all);  // clock faults shift servers, or clients (--nemesis-targets clients)
   NoLog log;
   ManualTime time;
-  NemesisContext ctx{net, server_nodes, client_nodes, clocks, log, time};
+  LockEventBus events;  // nothing publishes: the lines are checked, not run
+  NemesisContext ctx{net, server_nodes, client_nodes, clocks, log, time, events};
   std::map<std::string, std::unique_ptr<Nemesis>> families;
   for (const auto& name : faults) {
     const FaultInfo* info = find_fault(name);

@@ -1,3 +1,4 @@
+#include "nemesis/fault_registry.h"
 #include "nemesis/schedule.h"
 
 #include <algorithm>
@@ -51,8 +52,8 @@ NemesisSchedule::NemesisSchedule(std::vector<std::string> faults, NemesisContext
       family->name = info->family;
       family->log = std::make_unique<FamilyLog>(ctx_.log);
       family->ctx = std::make_unique<NemesisContext>(NemesisContext{
-          ctx_.net, ctx_.servers, ctx_.clients, ctx_.clocks, *family->log, ctx_.time,
-          [this] { return ending_.load(); }});
+          ctx_.net, ctx_.servers, ctx_.clients, ctx_.clocks, *family->log, ctx_.time, ctx_.events,
+          [this] { return ending_.load() || ctx_.ending(); }, ctx_.interrupted});
       family->nemesis = info->make(*family->ctx, options);
       family->rng.seed(seed + 0x9e3779b97f4a7c15ULL * ++n);
     }
@@ -82,9 +83,14 @@ NemesisSchedule::NemesisSchedule(std::vector<std::string> faults, std::vector<Re
 NemesisSchedule::NemesisSchedule(Plan plan, NemesisContext& ctx, const FaultOptions& options)
     : NemesisSchedule(plan.faults, ctx, options, 0) {
   plan_ = std::make_unique<PlanCursor>(std::move(plan), ctx_.time.now());
+  plan_events_ = std::make_unique<LockEventSubscriptions>(ctx_.events);
+  plan_events_->add({std::begin(kPlanEvents), std::end(kPlanEvents)}, [this](const LockEvent& e) { on_lock_event(e); });
 }
 
-NemesisSchedule::~NemesisSchedule() { stop(); }
+NemesisSchedule::~NemesisSchedule() {
+  stop();
+  plan_events_.reset();  // before the families and the plan they read
+}
 
 TimeSource::Duration NemesisSchedule::window(Family& f) {
   auto twice = std::chrono::duration_cast<TimeSource::Duration>(2 * interval_).count();
@@ -203,6 +209,8 @@ void NemesisSchedule::step(Family& f) {
 // other families had in force then (a server that would not start may have needed a node
 // that another family had paused or cut off).
 void NemesisSchedule::fail(const std::string& what) {
+  // An action Ctrl-C cut short failed because of it: the run is interrupted, not broken.
+  if (ctx_.interrupted()) return;
   std::string in_force;
   for (const auto& d : describe_active()) in_force += (in_force.empty() ? "" : ", ") + d;
   std::lock_guard lock(mu_);
@@ -260,24 +268,6 @@ void NemesisSchedule::plan_loop() {
     apply_planned(plan_->due(ctx_.time.now()));
     lock.lock();
   }
-}
-
-void NemesisSchedule::on_acquired(const std::string& client_node) {
-  for (auto& [name, f] : families_) f->nemesis->on_acquired(client_node);
-}
-
-void NemesisSchedule::on_acquire_sent(const std::string& client_node) {
-  for (auto& [name, f] : families_) f->nemesis->on_acquire_sent(client_node);
-}
-
-void NemesisSchedule::on_acquire_ended(const std::string& client_node) {
-  for (auto& [name, f] : families_) f->nemesis->on_acquire_ended(client_node);
-}
-
-std::chrono::milliseconds NemesisSchedule::pause_in_acquire(const std::string& client_node) {
-  std::chrono::milliseconds longest(0);
-  for (auto& [name, f] : families_) longest = std::max(longest, f->nemesis->pause_in_acquire(client_node));
-  return longest;
 }
 
 bool NemesisSchedule::acting() const {

@@ -10,8 +10,9 @@
 //
 // Planned (--plan, nemesis/plan.h): the steps of a written plan, in order, through each
 // family's Nemesis::replay — a PlanCursor says which lines are due; a plan thread applies
-// what time makes due, and a client's lock event (on_lock_event) applies what it fires on
-// that client's own thread, before its next op.
+// what time makes due, and a client's lock event (the schedule subscribes to acquire-ok and
+// release on NemesisContext::events) applies what it fires on that client's own thread,
+// before its next op.
 //
 // Replayed: the nemesis lines of a recorded history (ReplayLine), applied at the same
 // offsets from the schedule's construction (the replaying run makes it as its test phase
@@ -20,7 +21,7 @@
 // Threads: start() gives every family its own thread, which steps it every 10 ms, so a
 // family that blocks (a restart waiting for a quorum, up to the backend's readiness
 // timeout) delays no other family, and nothing the runner calls waits for it:
-// describe_active() and on_acquired() never wait for a fault action. heal_now() first
+// describe_active() and acting() never wait for a fault action. heal_now() first
 // tells every wait to give up (NemesisContext::ending), then heals all families at once,
 // each as soon as its current action ends (a bounded one: a SIGSTOP, an iptables change, a
 // readiness probe), so it returns within about a second whatever the families were doing. stop() joins the threads and
@@ -77,14 +78,6 @@ class NemesisSchedule {
   // One step of every family. Records the first error (see error()) and injects nothing
   // more after it.
   void poll();
-  void on_acquired(const std::string& client_node);
-  void on_acquire_sent(const std::string& client_node);
-  void on_acquire_ended(const std::string& client_node);
-  // A client's acquire completed ok, or its release came back: a planned step waiting for
-  // it is applied now, on the caller's thread (bounded as the step's fault action is).
-  void on_lock_event(const LockEvent& e);
-  // The longest in-library pause any family asks of this client's next acquire (0: none).
-  std::chrono::milliseconds pause_in_acquire(const std::string& client_node);
   std::vector<std::string> describe_active() const;
   // A plan's steps fired so far and its steps in all; nullopt without a plan. Never waits.
   std::optional<std::pair<std::size_t, std::size_t>> plan_progress() const;
@@ -123,6 +116,9 @@ class NemesisSchedule {
   void plan_loop();
   // Applies a batch of planned lines through their families, in order; then applied().
   void apply_planned(std::vector<PlannedLine> lines);
+  // A client's acquire completed ok, or its release came back: a planned step waiting for
+  // it is applied now, on the caller's thread (bounded as the step's fault action is).
+  void on_lock_event(const LockEvent& e);
 
   std::chrono::milliseconds interval_{0};
   NemesisContext& ctx_;
@@ -137,6 +133,7 @@ class NemesisSchedule {
   bool stopping_ = false;
   bool healed_ = false;  // heal_now() or stop(): inject nothing more
   std::string error_;
+  std::unique_ptr<LockEventSubscriptions> plan_events_;  // --plan's: acquire-ok, release
 };
 
 }  // namespace fencecheck

@@ -52,7 +52,7 @@ class DockerRuntime final : public NamespacedRuntime {
         api_(std::move(socket)),
         network_("fc-" + run_id_),
         subnet_(run_subnet(run_id_)) {}
-  ~DockerRuntime() override { destroy(); }
+  ~DockerRuntime() override { Runtime::destroy(); }
 
   std::string_view kind() const override { return "docker"; }
 
@@ -99,11 +99,17 @@ class DockerRuntime final : public NamespacedRuntime {
   }
 
   bool supports_freeze() const override { return true; }
-  void freeze(std::string_view node_name) override { pause_call(node_name, "pause"); }
-  void thaw(std::string_view node_name) override { pause_call(node_name, "unpause"); }
+  void freeze(std::string_view node_name, const Deadline& deadline) override {
+    pause_call(node_name, "pause", deadline);
+  }
+  void thaw(std::string_view node_name, const Deadline& deadline) override {
+    pause_call(node_name, "unpause", deadline);
+  }
 
-  void destroy() noexcept override {
-    stop_processes();
+  // dockerd is this machine's: its API answers or fails at once, so the deadline only
+  // bounds the processes' stops (a silent daemon is bounded by each request's timeout).
+  void destroy(const Deadline& deadline) noexcept override {
+    stop_processes(deadline);
     if (!recorded_) return;
     CleanReport report;
     try {
@@ -169,10 +175,10 @@ class DockerRuntime final : public NamespacedRuntime {
   }
   std::string proc(const Node& n) const { return "/proc/" + std::to_string(container(n).pid); }
 
-  void pause_call(std::string_view node_name, const std::string& verb) {
+  void pause_call(std::string_view node_name, const std::string& verb, const Deadline& deadline) {
     const Container& c = container(node(node_name));
     api_.call(verb + " of node " + std::string(node_name), "POST", "/containers/" + c.id + "/" + verb, nullptr,
-              std::chrono::seconds(10));
+              std::max(deadline.left(), std::chrono::milliseconds(1)));
   }
 
   std::string run_id_, image_;

@@ -40,6 +40,13 @@ const char* step_name(Step s) {
   return "start-up";
 }
 
+// "was killed by signal 9 (SIGKILL)" or "exited with code 1", of a wait status.
+std::string describe_death(int status) {
+  if (!WIFSIGNALED(status)) return "exited with code " + std::to_string(WEXITSTATUS(status));
+  const char* abbrev = ::sigabbrev_np(WTERMSIG(status));
+  return "was killed by signal " + std::to_string(WTERMSIG(status)) + (abbrev ? std::string(" (SIG") + abbrev + ")" : "");
+}
+
 struct ChildFailure {
   Step step;
   int err;
@@ -252,10 +259,12 @@ int launch_child(const ProcessSpec& spec, const NodeEntry& entry, RunState& stat
   PipeEnds go = make_pipe(), err = make_pipe();
   UniqueFd &go_read = go.read, &go_write = go.write, &err_read = err.read, &err_write = err.write;
   const pid_t parent = ::getpid();
-  auto kill_and_reap = [](pid_t pid) {
+  auto kill_and_reap = [](pid_t pid) {  // returns the wait status
+    int status = 0;
     ::kill(pid, SIGKILL);
-    while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
+    return status;
   };
   // The controller's half of the handshake: the group is on the record, and in its
   // cgroups, before the child may exec. Throws (having undone the record) on failure.
@@ -272,6 +281,10 @@ int launch_child(const ProcessSpec& spec, const NodeEntry& entry, RunState& stat
   ChildArgs args{&plan, parent, go_read.get(), go_write.get(), err_read.get(), err_write.get(), -1, -1,
                  &namespace_fds, log.get(), cwd.empty() ? nullptr : cwd.c_str(), cwd_optional};
   pid_t pid = -1;
+  // The child's group is on the record and it was told to go on. A cloned child that died
+  // before it sent its pid never was: it cannot have exec'd, although its end of the error
+  // pipe closes just as an exec's does.
+  bool admitted = false;
   if (entry.pid_namespace.empty()) {
     // clone(CLONE_VM | CLONE_VFORK), as posix_spawn does: a fork copied the page tables of
     // the whole controller and made its memory copy-on-write, 60 ms per child on the test
@@ -290,6 +303,7 @@ int launch_child(const ProcessSpec& spec, const NodeEntry& entry, RunState& stat
       if (got == static_cast<ssize_t>(sizeof child)) {
         try {
           admit(child);
+          admitted = true;
           [[maybe_unused]] ssize_t sent = ::write(go_write.get(), "g", 1);
         } catch (...) {
           refused = std::current_exception();
@@ -337,6 +351,7 @@ int launch_child(const ProcessSpec& spec, const NodeEntry& entry, RunState& stat
       kill_and_reap(pid);
       throw;
     }
+    admitted = true;
     [[maybe_unused]] ssize_t sent = ::write(go_write.get(), "g", 1);
     go_write.reset();
   }
@@ -347,7 +362,11 @@ int launch_child(const ProcessSpec& spec, const NodeEntry& entry, RunState& stat
   ssize_t got;
   while ((got = ::read(err_read.get(), &failure, sizeof failure)) < 0 && errno == EINTR) {
   }
-  if (got == 0) return pid;  // exec closed the pipe: the program is running
+  if (got == 0 && admitted) return pid;  // exec closed the pipe: the program is running
+  if (got == 0) {  // killed (SIGKILL, a seccomp filter, ...) before it sent its pid
+    throw HarnessError(what + ": `" + *exe + "` " + describe_death(kill_and_reap(pid)) +
+                       " before it sent its pid to the controller; it never ran");
+  }
   kill_and_reap(pid);
   state.remove_process_group(pid);
   throw HarnessError(what + ": " + step_name(failure.step) + " of `" + *exe +

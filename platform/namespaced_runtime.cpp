@@ -62,6 +62,24 @@ void run_in_parallel(const std::vector<std::function<void()>>& jobs) {
   if (failed) std::rethrow_exception(failed);
 }
 
+NetFailures run_per_node(const std::map<std::string, std::function<void()>>& jobs) {
+  std::mutex mu;
+  NetFailures failures;
+  std::vector<std::thread> threads;
+  for (const auto& [node, job] : jobs) {
+    threads.emplace_back([&, &node = node, &job = job] {
+      try {
+        job();
+      } catch (const std::exception& e) {
+        std::lock_guard lock(mu);
+        failures[node] = e.what();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  return failures;
+}
+
 void NamespacedRuntime::run_in(std::string_view node_name, const std::function<void()>& fn) const {
   const Node& n = node(node_name);
   const std::string path = netns_path(n);
@@ -87,7 +105,7 @@ void NamespacedRuntime::run_in(std::string_view node_name, const std::function<v
   if (failure) std::rethrow_exception(failure);
 }
 
-void NamespacedRuntime::cut(const Grudge& grudge) {
+NetFailures NamespacedRuntime::cut(const Grudge& grudge, const Deadline& deadline) {
   std::map<std::string, Drops> drops;
   for (const auto& [name, sources] : grudge) {
     const Node& n = node(name);
@@ -104,10 +122,10 @@ void NamespacedRuntime::cut(const Grudge& grudge) {
       }
     }
   }
-  apply_rules(drops);
+  return apply_rules(drops, deadline);
 }
 
-void NamespacedRuntime::heal() { apply_rules({}); }
+NetFailures NamespacedRuntime::heal(const Deadline& deadline) { return apply_rules({}, deadline); }
 
 std::string NamespacedRuntime::run_subnet(const std::string& run_id) {
   if (!RunState::valid_run_id(run_id)) {
@@ -124,13 +142,13 @@ void NamespacedRuntime::forget_rules() {
 
 // Replaces the filter table of every node that has or had rules. The nodes are set in
 // parallel: on a loaded machine, one after another took over a second for eight nodes.
-void NamespacedRuntime::apply_rules(const std::map<std::string, Drops>& drops) {
+NetFailures NamespacedRuntime::apply_rules(const std::map<std::string, Drops>& drops, const Deadline& deadline) {
   std::lock_guard lock(rules_mu_);
   std::set<std::string> touch = nodes_with_rules_;
   for (const auto& [n, _] : drops) touch.insert(n);
-  if (touch.empty()) return;
+  if (touch.empty()) return {};
   std::string tool = pick_iptables_restore(netns_path(node(*touch.begin())));
-  std::vector<std::function<void()>> setters;
+  std::map<std::string, std::function<void()>> setters;
   for (const auto& name : touch) {
     std::string table = "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n";
     auto it = drops.find(name);
@@ -139,18 +157,18 @@ void NamespacedRuntime::apply_rules(const std::map<std::string, Drops>& drops) {
       for (const auto& dest : it->second.to) table += "-A OUTPUT -d " + dest + "/32 -j DROP\n";
     }
     table += "COMMIT\n";
-    setters.emplace_back([&tool, name, table, path = netns_path(node(name))] {
-      os::check_command(in_namespace(path, {tool, "-w"}), "setting firewall rules on node " + name, table);
-    });
+    setters[name] = [&tool, &deadline, name, table, path = netns_path(node(name))] {
+      os::CommandResult r = os::run_command(in_namespace(path, {tool, "-w"}), table, deadline);
+      if (r.timed_out) throw HarnessError("its firewall did not change within " + deadline.budget_text());
+      if (r.status != 0) throw HarnessError(tool + " exited with " + std::to_string(r.status) + ": " + r.output);
+    };
     if (it != drops.end()) nodes_with_rules_.insert(name);
     else nodes_with_rules_.erase(name);
   }
-  try {
-    run_in_parallel(setters);
-  } catch (...) {
-    nodes_with_rules_ = touch;  // unknown which took effect: the next change rewrites them all
-    throw;
-  }
+  NetFailures failures = run_per_node(setters);
+  // Unknown whether a failed change took effect: the next change rewrites those nodes.
+  for (const auto& [name, _] : failures) nodes_with_rules_.insert(name);
+  return failures;
 }
 
 }  // namespace fencecheck

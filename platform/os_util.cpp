@@ -144,7 +144,10 @@ std::optional<std::string> find_executable(const std::string& name,
 
 CommandResult run_command(const std::vector<std::string>& argv, const std::string& input,
                           std::optional<std::chrono::milliseconds> timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout.value_or(std::chrono::milliseconds(0));
+  return run_command(argv, input, timeout ? Deadline::after(*timeout) : Deadline::only_cancel({}));
+}
+
+CommandResult run_command(const std::vector<std::string>& argv, const std::string& input, const Deadline& deadline) {
   if (argv.empty()) throw HarnessError("run_command: empty command");
   PipeEnds in = make_pipe(), out = make_pipe();
   // Our end of stdin must not block: poll() only promises room for PIPE_BUF bytes, and a
@@ -180,16 +183,17 @@ CommandResult run_command(const std::vector<std::string>& argv, const std::strin
   char buf[4096];
   while (out.read.get() >= 0) {
     pollfd fds[2] = {{out.read.get(), POLLIN, 0}, {in.write.get(), POLLOUT, 0}};
-    int wait_ms = -1;
-    if (timeout) {
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-      if (left.count() <= 0) {
-        ::kill(pid, SIGKILL);  // whatever it still holds open (a grandchild's pipe end) no longer matters
-        result.timed_out = true;
-        break;
-      }
-      wait_ms = static_cast<int>(left.count());
+    // Woken every 50 ms for the deadline's cancel check (when it has one).
+    const std::chrono::milliseconds left = deadline.left();
+    if (left.count() <= 0) {
+      ::kill(pid, SIGKILL);  // whatever it still holds open (a grandchild's pipe end) no longer matters
+      result.timed_out = true;
+      result.cancelled = deadline.cancelled();
+      break;
     }
+    int wait_ms = -1;  // no time limit: until there is something to read or write
+    if (left != std::chrono::milliseconds::max()) wait_ms = static_cast<int>(std::min<std::int64_t>(left.count(), 1 << 30));
+    if (deadline.cancel()) wait_ms = wait_ms < 0 ? 50 : std::min(wait_ms, 50);
     int n = ::poll(fds, in.write.get() >= 0 ? 2 : 1, wait_ms);
     if (n < 0 && errno == EINTR) continue;
     if (n == 0) continue;

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "platform/deadline.h"
 #include "platform/proc_stat.h"
 
 namespace fencecheck::os {
@@ -20,7 +21,8 @@ namespace fencecheck::os {
 struct CommandResult {
   int status = -1;     // exit code, or 128 + signal
   std::string output;  // stdout and stderr interleaved
-  bool timed_out = false;  // killed at run_command's timeout (status is then 128 + 9)
+  bool timed_out = false;  // killed at run_command's timeout or deadline (status is then 128 + 9)
+  bool cancelled = false;  // … because the deadline's cancel check said so
 };
 
 // Runs argv (argv[0] found by find_executable) with `input` on stdin and waits, feeding
@@ -29,6 +31,9 @@ struct CommandResult {
 // output, or — when timeout is given — at most that long: then it is SIGKILLed and reaped.
 CommandResult run_command(const std::vector<std::string>& argv, const std::string& input = "",
                           std::optional<std::chrono::milliseconds> timeout = std::nullopt);
+// The same, bounded by a caller's deadline: killed once it passes or its cancel check says so
+// (checked every 50 ms).
+CommandResult run_command(const std::vector<std::string>& argv, const std::string& input, const Deadline& deadline);
 
 // Like run_command, but throws HarnessError quoting the command and its output when the
 // exit code is not 0. `what` says what was being done, for the message.

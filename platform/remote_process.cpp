@@ -2,8 +2,11 @@
 
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstring>
 #include <thread>
+
+#include "platform/errors.h"
 
 namespace fencecheck {
 
@@ -21,12 +24,15 @@ std::string RemoteProcess::describe_exit() {
   return local_.describe_exit();
 }
 
-int RemoteProcess::group() {
+int RemoteProcess::group(const Deadline& deadline) {
   std::lock_guard lock(mu_);
   if (group_ > 0) return group_;
   const std::string f = shell_quote(pid_file_);
-  SshResult r = host_.exec("i=0; while [ ! -s " + f + " ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done; cat " + f +
-                           " 2>/dev/null; true");
+  // The host's own wait for the pid file ends before the deadline (in 100 ms steps, ≤ 5 s).
+  const std::int64_t steps = std::clamp<std::int64_t>(deadline.left().count() / 100 - 2, 0, 50);
+  SshResult r = host_.exec("i=0; while [ ! -s " + f + " ] && [ $i -lt " + std::to_string(steps) +
+                               " ]; do sleep 0.1; i=$((i+1)); done; cat " + f + " 2>/dev/null; true",
+                           "", deadline, Retry::kIdempotent);
   try {
     group_ = std::stoi(r.out);
   } catch (const std::exception&) {
@@ -35,81 +41,100 @@ int RemoteProcess::group() {
   return group_;
 }
 
-bool RemoteProcess::signal_group(const std::string& name, const std::string& extra, milliseconds waits) {
-  int g = group();
+bool RemoteProcess::signal_group(const std::string& name, const Deadline& deadline, const std::string& extra) {
+  int g = group(deadline);
   if (g <= 1) return false;
+  // A signal sent twice is the same signal: safe to retry after a transport failure.
   SshResult r = host_.exec("kill -s " + name + " -- -" + std::to_string(g) + " 2>/dev/null || exit 3\n" + extra, "",
-                           waits + milliseconds(10000));
+                           deadline, Retry::kIdempotent);
   return r.exit == 0;
 }
 
-void RemoteProcess::signal(int sig) {
+void RemoteProcess::signal(int sig, const Deadline& deadline) {
   if (stopped_) return;
   const char* name = ::sigabbrev_np(sig);
-  if (name != nullptr) signal_group(name);
+  if (name != nullptr) signal_group(name, deadline);
 }
 
-bool RemoteProcess::pause(milliseconds timeout) {
+bool RemoteProcess::pause(const Deadline& deadline) {
   if (stopped_) return false;
   paused_ = true;
-  // Stopped only once every thread of every member of the group shows state T on the host.
-  const std::string wait_stopped =
-      "g=" + std::to_string(group()) + "; n=0\n"
-      "while :; do\n"
-      "  if ps -e -L -o pgid=,stat= | awk -v g=\"$g\" '$1==g && $2 !~ /^T/ {r=1} END {exit r}'; then exit 0; fi\n"
-      "  [ $n -ge " + std::to_string(timeout.count() / 20 + 1) + " ] && exit 4; n=$((n+1)); sleep 0.02\n"
-      "done\n";
-  return signal_group("STOP", wait_stopped, timeout);
+  // Stopped only once every thread of every member of the group shows state T on the
+  // host; the host gives up a little before the deadline, so that its answer still comes.
+  const std::int64_t polls = std::max<std::int64_t>(1, (deadline.left().count() - 300) / 20);
+  try {
+    const std::string wait_stopped =
+        "g=" + std::to_string(group(deadline)) + "; n=0\n"
+        "while :; do\n"
+        "  if ps -e -L -o pgid=,stat= | awk -v g=\"$g\" '$1==g && $2 !~ /^T/ {r=1} END {exit r}'; then exit 0; fi\n"
+        "  [ $n -ge " + std::to_string(polls) + " ] && exit 4; n=$((n+1)); sleep 0.02\n"
+        "done\n";
+    return signal_group("STOP", deadline, wait_stopped);
+  } catch (const HarnessError&) {
+    return false;  // no answer: not known to be stopped, so not reported as paused
+  }
 }
 
-void RemoteProcess::resume() {
-  if (!stopped_) signal_group("CONT");
+void RemoteProcess::resume(const Deadline& deadline) {
+  if (!stopped_) signal_group("CONT", deadline);
   paused_ = false;
 }
 
-bool RemoteProcess::group_maps(const std::string& remote_path) {
-  const int g = group();
+bool RemoteProcess::group_maps(const std::string& remote_path, const Deadline& deadline) {
+  const int g = group(deadline);
   if (g <= 1) return false;
   SshResult r = host_.exec("for p in $(ps -e -o pid=,pgid= | awk -v g=" + std::to_string(g) +
-                           " '$2==g {print $1}'); do\n"
-                           "  grep -qF -- " + shell_quote(remote_path) + " /proc/$p/maps 2>/dev/null && exit 0\n"
-                           "done\nexit 1\n");
+                               " '$2==g {print $1}'); do\n"
+                               "  grep -qF -- " + shell_quote(remote_path) + " /proc/$p/maps 2>/dev/null && exit 0\n"
+                               "done\nexit 1\n",
+                           "", deadline, Retry::kIdempotent);
   return r.exit == 0;
 }
 
-bool RemoteProcess::wait_local_exit(milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
+bool RemoteProcess::wait_local_exit(const Deadline& deadline) {
   while (local_.alive()) {
-    if (std::chrono::steady_clock::now() >= deadline) return false;
+    if (deadline.expired()) return false;
     std::this_thread::sleep_for(milliseconds(20));
   }
   return true;
 }
 
-void RemoteProcess::crash() {
+void RemoteProcess::crash(const Deadline& deadline) {
   local_.expect_exit();
-  signal_group("KILL");
+  try {
+    signal_group("KILL", deadline);
+  } catch (const HarnessError&) {
+    // The host did not answer: the ssh client goes below; the run's removal there kills the rest.
+  }
   paused_ = false;
-  wait_local_exit(milliseconds(1000));
-  local_.crash();  // reaps the ssh client (and kills it if the host never answered)
+  wait_local_exit(deadline);
+  local_.crash(Deadline::after(milliseconds(0)));  // reaps the ssh client (and kills it if the host never answered)
 }
 
+// One remote command: SIGCONT and SIGTERM to the group, its leader given `grace` to end,
+// then SIGKILL to what is left of the group (grandchildren included) — a single round trip,
+// so that a teardown of many hosts costs about one each.
 void RemoteProcess::stop(milliseconds grace) {
   if (stopped_.exchange(true)) return;
   local_.expect_exit();
+  // A host that did not answer the last command gets a short try, not the whole grace.
+  const Deadline graceful = Deadline::after(host_.silent() ? kSilentHostWait : grace + milliseconds(1000));
   try {
-    if (local_.alive()) {
-      signal_group("CONT");
-      signal_group("TERM");
-      wait_local_exit(grace);
+    const int g = group(graceful);
+    if (g > 1) {
+      const std::string group = "-" + std::to_string(g);
+      host_.exec("kill -s CONT -- " + group + " 2>/dev/null; kill -s TERM -- " + group + " 2>/dev/null; n=0\n" +
+                     "while kill -0 -- " + group + " 2>/dev/null && [ $n -lt " + std::to_string(grace.count() / 20) +
+                     " ]; do sleep 0.02; n=$((n+1)); done\n"
+                     "kill -s KILL -- " + group + " 2>/dev/null; true\n",
+                 "", graceful, Retry::kIdempotent);
     }
-    signal_group("KILL");  // what is left of the group, grandchildren included
   } catch (const std::exception&) {
     // The host does not answer: the ssh client goes below, and the run's removal on the
     // host (or `fencecheck clean --nodes-file`) kills what is left there.
   }
   paused_ = false;
-  local_.stop(milliseconds(1000));
+  local_.stop(std::min(graceful.left(), milliseconds(500)));  // the ssh client passes on the last of the log
 }
 
 }  // namespace fencecheck

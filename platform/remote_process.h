@@ -5,8 +5,11 @@
 // platform/.
 //
 // Thread-safe. pid() is the local ssh client's pid (no local process is the remote one:
-// inspecting it under /proc finds ssh). Each signal is one ssh exec (≤ 10 s, retried on
-// transport failures); pause() waits up to its timeout on the host.
+// inspecting it under /proc finds ssh). Each signal is one ssh exec by the caller's
+// deadline (a signal is idempotent: retried on transport failures while the deadline
+// lasts); pause() waits on the host until the deadline. stop(grace) ends within grace + 1 s
+// even when the host is silent: what it leaves there is the run's removal's (or
+// `fencecheck clean --nodes-file`'s).
 #pragma once
 
 #include <atomic>
@@ -29,28 +32,29 @@ class RemoteProcess final : public Process {
   bool alive() override { return local_.alive(); }
   std::optional<int> exit_status() override { return local_.exit_status(); }
   std::string describe_exit() override;
-  void signal(int sig) override;
-  bool pause(std::chrono::milliseconds timeout) override;
-  void resume() override;
+  void signal(int sig, const Deadline& deadline) override;
+  bool pause(const Deadline& deadline) override;
+  void resume(const Deadline& deadline) override;
   bool paused() const override { return paused_; }
   void expect_exit() override { local_.expect_exit(); }
   bool exit_expected() const override { return local_.exit_expected(); }
-  void crash() override;
+  void crash(const Deadline& deadline) override;
   void stop(std::chrono::milliseconds grace) override;
   std::string log_tail(std::size_t lines) const override { return local_.log_tail(lines); }
   // True when some member of the remote group has mapped remote_path (as the host names
-  // it). One ssh exec (≤ 10 s); false when the group is gone.
-  bool group_maps(const std::string& remote_path);
+  // it). One ssh exec by the deadline; false when the group is gone.
+  bool group_maps(const std::string& remote_path, const Deadline& deadline);
 
  private:
-  // The remote process group, read from the pid file (waits up to 5 s for it); 0 if the
-  // process never got that far.
-  int group();
-  // Runs `kill -s NAME -- -G` (and `extra`, which may wait up to `waits`) on the host;
-  // false when the group is gone or extra failed.
-  bool signal_group(const std::string& name, const std::string& extra = "",
-                    std::chrono::milliseconds waits = std::chrono::milliseconds(0));
-  bool wait_local_exit(std::chrono::milliseconds timeout);
+  // The remote process group, read from the pid file (waits for it up to 5 s, or the
+  // deadline); 0 if the process never got that far. Throws HarnessError when the host
+  // does not answer by the deadline.
+  int group(const Deadline& deadline);
+  // Runs `kill -s NAME -- -G` (and `extra`, a wait on the host that ends by itself before
+  // the deadline) on the host; false when the group is gone or extra failed. Throws
+  // HarnessError when the host does not answer by the deadline.
+  bool signal_group(const std::string& name, const Deadline& deadline, const std::string& extra = "");
+  bool wait_local_exit(const Deadline& deadline);
 
   ProcessSpec spec_;
   Process& local_;

@@ -27,8 +27,7 @@ class NodeTableRuntime : public Runtime {
 
   void set_spec_decorator(SpecDecorator decorator) override;
   Process& spawn(ProcessSpec spec) override;
-  Readiness await_ready(Process& p, const std::function<bool()>& ready, std::chrono::milliseconds timeout,
-                        const CancelCheck& give_up) override;
+  Readiness await_ready(Process& p, const std::function<bool()>& ready, const Deadline& deadline) override;
   void set_interrupt_check(CancelCheck check) override;
   bool tcp_connects(std::string_view node, const std::string& address, std::uint16_t port,
                     std::chrono::milliseconds timeout) const override;
@@ -39,8 +38,9 @@ class NodeTableRuntime : public Runtime {
   // Throws HarnessError unless names are distinct, lowercase [a-z][a-z0-9]* of at most
   // 16 characters, not "hub", at most 250 of them, and create() was not called yet.
   void check_new_node_names(const std::vector<std::string>& names) const;
-  // Stops every process and forgets the Supervisor; the first step of destroy().
-  void stop_processes() noexcept;
+  // Stops every process (each given up to 2 s, or what is left of the deadline, to end
+  // gracefully); the first step of destroy().
+  void stop_processes(const Deadline& deadline) noexcept;
   // How a process enters node n before exec: nothing by default (the local runtime).
   virtual NodeEntry entry(const Node& n) const;
   // Starts a spec the decorator has seen: by default supervise(spec, entry(node)). The ssh
@@ -48,6 +48,8 @@ class NodeTableRuntime : public Runtime {
   virtual Process& start(ProcessSpec spec);
   // Starts spec as a supervised child of the controller, entering its node as `how` says.
   Process& supervise(const ProcessSpec& spec, const NodeEntry& how);
+  // The run's interrupt check (set_interrupt_check), never null: for set-up steps' deadlines.
+  CancelCheck interrupt_check() const;
 
   RunState& state_;
   std::vector<Node> nodes_;
@@ -64,6 +66,9 @@ class NodeTableRuntime : public Runtime {
 // exception any job threw. For per-node actions that would take n times one node's time
 // one after another (a container's start, a node's firewall swap).
 void run_in_parallel(const std::vector<std::function<void()>>& jobs);
+// Runs each node's job on its own thread and waits for all: the nodes whose job threw, each
+// with its message. Each job must keep its own deadline (a cut's, a heal's).
+NetFailures run_per_node(const std::map<std::string, std::function<void()>>& jobs);
 
 class NamespacedRuntime : public NodeTableRuntime {
  public:
@@ -75,10 +80,10 @@ class NamespacedRuntime : public NodeTableRuntime {
   // Each node that drops packets gets an INPUT rule per source it drops (and, facing a
   // node outside the run's network, an OUTPUT rule per destination), swapped in whole
   // with iptables-restore run inside its namespace (nsenter): no moment with half a cut.
-  // Nodes are set in parallel: about one node's change, ~20 ms. Throws HarnessError naming
-  // the node whose rules failed (then every node touched is rewritten next time).
-  void cut(const Grudge& grudge) override;
-  void heal() override;
+  // Nodes are set in parallel: about one node's change, ~20 ms; a node whose change failed
+  // or did not finish by the deadline is returned with why (and rewritten next time).
+  NetFailures cut(const Grudge& grudge, const Deadline& deadline) override;
+  NetFailures heal(const Deadline& deadline) override;
 
  protected:
   // The file of node n's network namespace (/run/netns/<name>, /proc/<pid>/ns/net).
@@ -98,11 +103,14 @@ class NamespacedRuntime : public NodeTableRuntime {
     std::vector<std::string> from;  // sources whose packets the node drops (INPUT)
     std::vector<std::string> to;    // destinations it sends nothing to (OUTPUT)
   };
-  void apply_rules(const std::map<std::string, Drops>& drops);
+  NetFailures apply_rules(const std::map<std::string, Drops>& drops, const Deadline& deadline);
   std::mutex rules_mu_;
   std::set<std::string> nodes_with_rules_;
 };
 
+// The factories runtime_registry.cpp calls, one per kind: each in its own file
+// (<kind>_runtime.cpp).
+std::unique_ptr<Runtime> make_local_runtime(RunState& state);
 std::unique_ptr<Runtime> make_netns_runtime(const std::string& run_id, RunState& state);
 // netns with the server nodes outside, relayed to `servers` (node n<i+1> to servers[i]).
 std::unique_ptr<Runtime> make_external_runtime(const std::string& run_id, RunState& state,

@@ -4,21 +4,24 @@
 // are uploaded into kRemoteBase/<run id>/<node>/ (nothing relies on a shared file system);
 // the workers' control sockets ride the ssh connection; partitions are iptables rules in
 // the run's own chain on each host. What the processes wrote there comes back on destroy().
-#include <arpa/inet.h>
+//
+// Deadlines: set-up steps (opening the masters, uploads for a spawn) take up to a minute and
+// end at once on the run's interrupt check; everything the nemesis or the teardown asks
+// takes the caller's deadline, so a silent host costs that deadline, never more.
 #include <sys/stat.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include "platform/nodes_file.h"
 #include "platform/os_util.h"
 #include "platform/remote_process.h"
 #include "platform/run_state.h"
 #include "platform/runtime_base.h"
+#include "platform/runtime_registry.h"
+#include "platform/ssh_files.h"
 #include "platform/ssh_remote.h"
 
 namespace fencecheck {
@@ -28,12 +31,10 @@ using std::chrono::milliseconds;
 
 namespace {
 
-std::string read_all(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+// How long a set-up step on a host may take (opening its master, an upload): a minute,
+// ended at once by the run's interrupt check. A readiness probe's forward: 2 s.
+constexpr milliseconds kSetupStep{60000};
+constexpr milliseconds kProbeForward{2000};
 
 class SshRuntime final : public NodeTableRuntime {
  public:
@@ -42,14 +43,11 @@ class SshRuntime final : public NodeTableRuntime {
         run_id_(std::move(run_id)),
         hosts_(std::move(hosts)),
         control_(RunState::state_dir() / ("ssh-" + run_id_)) {}
-  ~SshRuntime() override { destroy(); }
+  ~SshRuntime() override { Runtime::destroy(); }
 
   std::string_view kind() const override { return "ssh"; }
 
-  void share(const fs::path& path, bool writable) override {
-    fs::path p = fs::absolute(path).lexically_normal();
-    shares_.push_back({p, writable, "s" + std::to_string(shares_.size()) + "/" + p.filename().string()});
-  }
+  void share(const fs::path& path, bool writable) override { files_.share(path, writable); }
 
   void create(const std::vector<std::string>& node_names) override {
     check_new_node_names(node_names);
@@ -60,17 +58,20 @@ class SshRuntime final : public NodeTableRuntime {
     std::vector<std::function<void()>> jobs;
     for (auto& [name, r] : remotes_) {
       jobs.push_back([this, &r = *r, name = name] {
-        r.conn->open(&state_, control_ / (name + ".log"));
+        const Deadline deadline = setup_deadline();
+        r.conn->open(&state_, control_ / (name + ".log"), deadline);
+        // Idempotent, so that a transport failure can be retried: the chain is made unless
+        // it exists, and jumped to unless INPUT jumps to it already.
         const std::string chain = remote_chain(run_id_);
-        r.conn->check("mkdir -p " + shell_quote(r.root + "/pids") + " && iptables -w -N " + chain +
-                          " && iptables -w -I INPUT 1 -j " + chain,
-                      "preparing node " + name + " (its run directory and iptables chain " + chain + ")");
+        r.conn->check("mkdir -p " + shell_quote(r.root + "/pids") + " && { iptables -w -N " + chain +
+                          " 2>/dev/null || iptables -w -n -L " + chain + " >/dev/null; } && { iptables -w -C INPUT -j " +
+                          chain + " 2>/dev/null || iptables -w -I INPUT 1 -j " + chain + "; }",
+                      "preparing node " + name + " (its run directory and iptables chain " + chain + ")", "",
+                      deadline, Retry::kIdempotent);
         // The programs every node may run (the fencecheck binary), sent to all hosts at
         // once here rather than one host after another as each first starts a process.
-        for (const auto& share : shares_) {
-          std::error_code ec;
-          if (!share.writable && fs::is_regular_file(share.local, ec)) upload_file(r, share.local, share);
-        }
+        std::lock_guard order(r.mu);
+        files_.upload_programs(r, deadline);
       });
     }
     run_in_parallel(jobs);
@@ -89,15 +90,17 @@ class SshRuntime final : public NodeTableRuntime {
   }
 
   HostPort probe_target(std::string_view node_name, const std::string& address, std::uint16_t port) override {
-    return {"127.0.0.1", remote(node_name).conn->forward_tcp(address, port)};
+    return {"127.0.0.1", remote(node_name).conn->forward_tcp(address, port, Deadline::after(kProbeForward))};
   }
 
+  // The host's own `timeout` ends the attempt; the ssh command gets 2 s more to answer.
   bool tcp_connects(std::string_view node_name, const std::string& address, std::uint16_t port,
                     milliseconds timeout) const override {
     const double seconds = std::max<double>(0.1, static_cast<double>(timeout.count()) / 1000.0);
     SshResult r = remote(node_name).conn->exec(
         "timeout " + std::to_string(seconds) + " bash -c " +
-        shell_quote("exec 3<>/dev/tcp/" + address + "/" + std::to_string(port)) + " 2>/dev/null");
+            shell_quote("exec 3<>/dev/tcp/" + address + "/" + std::to_string(port)) + " 2>/dev/null",
+        "", Deadline::after(timeout + milliseconds(2000)), Retry::kIdempotent);
     return r.exit == 0;
   }
 
@@ -108,41 +111,32 @@ class SshRuntime final : public NodeTableRuntime {
     return all;
   }
 
+  // All at once: each stop waits on its own host (grace + 1 s at most), so a silent host
+  // costs that once, not once per process.
   void stop_all(milliseconds grace) override {
-    std::vector<Process*> running = processes();
-    for (auto it = running.rbegin(); it != running.rend(); ++it) (*it)->stop(grace);
+    std::vector<std::function<void()>> stops;
+    for (Process* p : processes()) stops.push_back([p, grace] { p->stop(grace); });
+    run_in_parallel(stops);
     NodeTableRuntime::stop_all(grace);
   }
 
-  // The nodes' copies of a changed file are written in place (`dd conv=notrunc`: the same
-  // inode, which the processes that mapped it keep); a host that never got the file is
-  // skipped: a process started there later gets it whole.
-  void file_changed(const fs::path& path, std::size_t bytes) override {
-    std::string content = read_all(path).substr(0, bytes);
+  // Each host holding a copy writes the change into it, all hosts at once.
+  void file_changed(const fs::path& path, std::size_t bytes, const Deadline& deadline) override {
     std::vector<std::function<void()>> jobs;
     for (auto& [name, r] : remotes_) {
-      jobs.push_back([&, &r = *r] {
-        std::lock_guard order(r.mu);
-        auto it = r.sent.find(path.string());
-        if (it == r.sent.end()) return;
-        r.conn->check("dd of=" + shell_quote(translate(r, path.string(), nullptr)) + " bs=" + std::to_string(bytes) +
-                          " count=1 iflag=fullblock conv=notrunc status=none",
-                      "writing " + path.string() + " in place", content);
-        std::error_code ec;
-        it->second = {fs::file_size(path, ec), fs::last_write_time(path, ec)};
-      });
+      jobs.push_back([&, &r = *r] { files_.write_in_place(r, path, bytes, deadline); });
     }
     run_in_parallel(jobs);
   }
 
-  std::int64_t monotonic_offset_ns(std::string_view node_name) override {
+  std::int64_t monotonic_offset_ns(std::string_view node_name, const Deadline& deadline) override {
     auto mono_ns = [] {  // steady_clock is CLOCK_MONOTONIC on Linux
       return std::chrono::duration_cast<std::chrono::nanoseconds>(
                  std::chrono::steady_clock::now().time_since_epoch())
           .count();
     };
     const std::int64_t before = mono_ns();
-    SshResult r = remote(node_name).conn->exec("cat /proc/uptime");
+    SshResult r = remote(node_name).conn->exec("cat /proc/uptime", "", deadline, Retry::kIdempotent);
     const std::int64_t after = mono_ns();
     double uptime_s = 0;
     if (r.exit != 0 || std::sscanf(r.out.c_str(), "%lf", &uptime_s) != 1) {
@@ -156,54 +150,56 @@ class SshRuntime final : public NodeTableRuntime {
     return std::llabs(offset) <= error ? 0 : offset;
   }
 
-  bool group_maps(Process& p, const fs::path& path) override {
+  bool group_maps(Process& p, const fs::path& path, const Deadline& deadline) override {
     auto* remote_process = dynamic_cast<RemoteProcess*>(&p);
     if (remote_process == nullptr) return false;
-    return remote_process->group_maps(translate(remote(p.spec().node), path.string(), nullptr));
+    return remote_process->group_maps(files_.translate(remote(p.spec().node), path.string(), nullptr), deadline);
   }
 
   bool supports_partitions() const override { return true; }
 
   // Each host that drops packets gets its chain rewritten whole by iptables-restore
-  // --noflush: declaring the chain flushes only it, and the swap is atomic.
-  void cut(const Grudge& grudge) override {
+  // --noflush: declaring the chain flushes only it, and the swap is atomic (and idempotent:
+  // retried on a transport failure). A host that did not take its rules by the deadline is
+  // returned, and rewritten by the next cut or heal.
+  NetFailures cut(const Grudge& grudge, const Deadline& deadline) override {
     std::map<std::string, std::vector<std::string>> drops;
     for (const auto& [dst, srcs] : grudge) {
       node(dst);
       for (const auto& src : srcs) drops[dst].push_back(node(src).address);
     }
-    std::vector<std::function<void()>> jobs;
+    std::map<std::string, std::function<void()>> jobs;
     std::lock_guard lock(cut_mu_);
     for (const auto& n : nodes_) {
       if (!drops.contains(n.name) && !cut_nodes_.contains(n.name)) continue;
-      jobs.push_back([this, name = n.name, sources = drops[n.name]] { set_chain(name, sources); });
+      jobs[n.name] = [this, &deadline, name = n.name, sources = drops[n.name]] { set_chain(name, sources, deadline); };
     }
     cut_nodes_.clear();
     for (const auto& [dst, _] : drops) cut_nodes_.insert(dst);
-    run_in_parallel(jobs);
+    NetFailures failures = run_per_node(jobs);
+    for (const auto& [name, _] : failures) cut_nodes_.insert(name);
+    return failures;
   }
 
-  void heal() override { cut({}); }
+  NetFailures heal(const Deadline& deadline) override { return cut({}, deadline); }
 
-  void destroy() noexcept override {
+  // Every host at once: its processes stopped, its files fetched, the run removed from it,
+  // its master closed — each by the deadline; a host that stays silent is left to
+  // `fencecheck clean --nodes-file` (a warning says so).
+  void destroy(const Deadline& deadline) noexcept override {
     if (destroyed_) return;
     destroyed_ = true;
-    stop_processes();
+    stop_processes(deadline);
     std::vector<std::function<void()>> jobs;
     for (auto& [name, r] : remotes_) {
-      jobs.push_back([this, &r = *r, name = name] {
+      jobs.push_back([this, &deadline, &r = *r, name = name] {
         try {
-          fetch(r);
-        } catch (const std::exception& e) {
-          std::cerr << "fencecheck: warning: fetching node " << name << "'s files: " << e.what() << "\n";
-        }
-        try {
-          remove_remote_run(*r.conn, run_id_);
+          fetch_and_remove(name, r, r.conn->silent() ? deadline.within(kSilentHostWait) : deadline);
         } catch (const std::exception& e) {
           std::cerr << "fencecheck: warning: " << e.what() << " (fencecheck clean --nodes-file "
                     << hosts_.path.string() << " retries)\n";
         }
-        r.conn->close();
+        r.conn->close(deadline.within(milliseconds(2000)));
       });
     }
     run_in_parallel_noexcept(jobs);
@@ -219,29 +215,13 @@ class SshRuntime final : public NodeTableRuntime {
   Process& start(ProcessSpec spec) override;
 
  private:
-  struct Share {
-    fs::path local;
-    bool writable;
-    std::string remote;  // relative to the node's root
-  };
-  struct Remote {
-    std::unique_ptr<SshHostConnection> conn;
-    std::string root;  // kRemoteBase/<run>/<node>
-    std::mutex mu;     // sent, spawn order
-    std::map<std::string, std::pair<std::uintmax_t, fs::file_time_type>> sent;
-    std::set<std::string> made;  // directories made on the host (a restart makes none again)
-  };
-
   void assign_hosts(const std::vector<std::string>& names);
-  Remote& remote(std::string_view node_name) const;
-  // text with every shared path rewritten to where node's host has it; each path found is
-  // added to used.
-  std::string translate(const Remote& r, const std::string& text, std::vector<fs::path>* used) const;
-  const Share* share_of(const fs::path& p) const;
-  void upload(Remote& r, const fs::path& local);
-  void upload_file(Remote& r, const fs::path& local, const Share& share);
-  void fetch(Remote& r);
-  void set_chain(const std::string& node_name, const std::vector<std::string>& sources);
+  SshNode& remote(std::string_view node_name) const;
+  void set_chain(const std::string& node_name, const std::vector<std::string>& sources, const Deadline& deadline);
+  // One round trip: the files the host's processes wrote come back, then the run is
+  // removed from the host. When that fails, the removal alone is tried again (idempotent).
+  void fetch_and_remove(const std::string& name, SshNode& r, const Deadline& deadline);
+  Deadline setup_deadline() const { return Deadline::after(kSetupStep, interrupt_check()); }
   static void run_in_parallel_noexcept(const std::vector<std::function<void()>>& jobs) noexcept {
     try {
       run_in_parallel(jobs);
@@ -252,11 +232,10 @@ class SshRuntime final : public NodeTableRuntime {
   const std::string run_id_;
   const NodesFile hosts_;
   const fs::path control_;  // master sockets and their logs
-  std::vector<Share> shares_;
-  std::map<std::string, std::unique_ptr<Remote>> remotes_;
-  mutable std::mutex mu_;  // processes_, logs_, next_
+  SshFiles files_;
+  std::map<std::string, std::unique_ptr<SshNode>> remotes_;
+  mutable std::mutex mu_;  // processes_, next_
   std::vector<std::unique_ptr<RemoteProcess>> processes_;
-  std::set<fs::path> logs_;  // the local logs of spawned processes: never uploaded
   int next_ = 0;
   std::mutex cut_mu_;
   std::set<std::string> cut_nodes_;
@@ -270,7 +249,7 @@ void SshRuntime::assign_hosts(const std::vector<std::string>& names) {
   auto server_hosts = hosts_.with_role("server");
   auto client_hosts = hosts_.with_role("client");
   auto add = [&](const std::string& name, const SshHost& host) {
-    auto r = std::make_unique<Remote>();
+    auto r = std::make_unique<SshNode>();
     r->conn = std::make_unique<SshHostConnection>(host, control_ / name);
     r->root = std::string(kRemoteBase) + "/" + run_id_ + "/" + name;
     remotes_[name] = std::move(r);
@@ -279,115 +258,42 @@ void SshRuntime::assign_hosts(const std::vector<std::string>& names) {
   for (std::size_t i = 0; i < clients.size(); ++i) add(clients[i], *client_hosts[i]);
 }
 
-SshRuntime::Remote& SshRuntime::remote(std::string_view node_name) const {
+SshNode& SshRuntime::remote(std::string_view node_name) const {
   node(node_name);  // throws for an unknown node
   return *remotes_.at(std::string(node_name));
 }
 
-const SshRuntime::Share* SshRuntime::share_of(const fs::path& p) const {
-  const std::string s = p.string();
-  for (const auto& share : shares_) {
-    const std::string root = share.local.string();
-    if (s == root || (s.size() > root.size() && s.compare(0, root.size(), root) == 0 && s[root.size()] == '/')) {
-      return &share;
-    }
+void SshRuntime::fetch_and_remove(const std::string& name, SshNode& r, const Deadline& deadline) {
+  SshResult both;
+  try {
+    both = r.conn->exec("sh -s", files_.fetch_command(r) + "\n" + remote_run_removal_script(run_id_), deadline,
+                        Retry::kNever);  // run twice, the second would find the files gone
+  } catch (const HarnessError& e) {
+    const std::string why = e.what();
+    remove_remote_run(*r.conn, run_id_, r.conn->silent() ? deadline.within(kSilentHostWait) : deadline);
+    throw HarnessError("fetching node " + name + "'s files: " + why);
   }
-  return nullptr;
+  try {
+    files_.unpack(r, both.out, deadline);
+  } catch (const std::exception& e) {
+    std::cerr << "fencecheck: warning: fetching node " << name << "'s files: " << e.what() << "\n";
+  }
+  if (both.exit != 0) remove_remote_run(*r.conn, run_id_, deadline);
 }
 
-std::string SshRuntime::translate(const Remote& r, const std::string& text, std::vector<fs::path>* used) const {
-  std::string out = text;
-  for (const auto& share : shares_) {
-    const std::string from = share.local.string();
-    const std::string to = r.root + "/" + share.remote;
-    for (std::size_t at = out.find(from); at != std::string::npos; at = out.find(from, at + to.size())) {
-      const std::size_t end = at + from.size();
-      if (end < out.size() && out[end] != '/' && out[end] != ':' && out[end] != '\n' && out[end] != ' ') continue;
-      if (used != nullptr) {
-        std::size_t stop = out.find_first_of(": \n\"'", end);
-        used->push_back(fs::path(out.substr(at, stop == std::string::npos ? std::string::npos : stop - at)));
-      }
-      out.replace(at, from.size(), to);
-    }
-  }
-  return out;
-}
-
-void SshRuntime::upload(Remote& r, const fs::path& local) {
-  const Share* share = share_of(local);
-  if (share == nullptr) return;
-  auto make_dir = [&](const fs::path& dir) {
-    const std::string remote_dir = translate(r, dir.string(), nullptr);
-    if (r.made.contains(remote_dir)) return;
-    r.conn->check("mkdir -p " + shell_quote(remote_dir), "creating a directory");
-    r.made.insert(remote_dir);
-  };
-  std::error_code ec;
-  if (fs::is_regular_file(local, ec)) {
-    upload_file(r, local, *share);
-  } else if (fs::is_directory(local, ec)) {
-    make_dir(local);
-    for (const auto& entry : fs::recursive_directory_iterator(local, ec)) {
-      if (entry.is_directory()) {
-        make_dir(entry.path());
-      } else if (entry.is_regular_file()) {
-        upload_file(r, entry.path(), *share);
-      }
-    }
-  } else {
-    make_dir(local.parent_path());
-  }
-}
-
-void SshRuntime::upload_file(Remote& r, const fs::path& local, const Share& share) {
-  {
-    std::lock_guard lock(mu_);
-    if (logs_.contains(local)) return;  // a log streams back; the host never needs it
-  }
-  std::error_code ec;
-  auto stamp = std::pair{fs::file_size(local, ec), fs::last_write_time(local, ec)};
-  if (ec) return;
-  if (auto it = r.sent.find(local.string()); it != r.sent.end() && it->second == stamp) return;
-  std::string content = read_all(local);
-  // A config written for the node names shared paths (redis's dir, zoo.cfg's dataDir):
-  // they are rewritten like argv. Binaries (the read-only shares) are sent as they are.
-  if (share.writable && content.find('\0') == std::string::npos) content = translate(r, content, nullptr);
-  const std::string target = translate(r, local.string(), nullptr);
-  const std::string mode = (fs::status(local, ec).permissions() & fs::perms::owner_exec) != fs::perms::none ? "755" : "644";
-  r.conn->check("mkdir -p " + shell_quote(fs::path(target).parent_path().string()) + " && cat > " +
-                    shell_quote(target + ".up") + " && chmod " + mode + " " + shell_quote(target + ".up") +
-                    " && mv " + shell_quote(target + ".up") + " " + shell_quote(target),
-                "uploading " + local.string(), content, milliseconds(60000));
-  r.sent[local.string()] = stamp;
-}
-
-// Brings back what the host's processes wrote under the writable shares, as a tar stream;
-// a file the controller has already (a config it wrote, a log streamed back) is kept.
-void SshRuntime::fetch(Remote& r) {
-  for (const auto& share : shares_) {
-    if (!share.writable) continue;
-    const std::string dir = r.root + "/" + share.remote;
-    SshResult tar = r.conn->exec("[ -d " + shell_quote(dir) + " ] || exit 0; cd " + shell_quote(dir) +
-                                     " && find . -type f \\( -name '*.log' -o -name '*.jsonl' -o -name '*.json' \\) "
-                                     "-print0 | tar --null -T - -cf -",
-                                 "", milliseconds(60000));
-    if (tar.exit != 0 || tar.out.empty()) continue;
-    auto x = os::run_command({"tar", "--skip-old-files", "-xf", "-", "-C", share.local.string()}, tar.out,
-                             milliseconds(60000));
-    if (x.status != 0) throw HarnessError("unpacking the files of " + r.root + ": " + x.output);
-  }
-}
-
-void SshRuntime::set_chain(const std::string& node_name, const std::vector<std::string>& sources) {
+void SshRuntime::set_chain(const std::string& node_name, const std::vector<std::string>& sources,
+                           const Deadline& deadline) {
   const std::string chain = remote_chain(run_id_);
   std::string rules = "*filter\n:" + chain + " - [0:0]\n";
   for (const auto& src : sources) rules += "-A " + chain + " -s " + src + "/32 -j DROP\n";
   rules += "COMMIT\n";
-  remote(node_name).conn->check("iptables-restore -w --noflush", "setting the partition rules of " + node_name, rules);
+  remote(node_name).conn->check("iptables-restore -w --noflush", "setting the partition rules of " + node_name, rules,
+                                deadline, Retry::kIdempotent);
 }
 
 Process& SshRuntime::start(ProcessSpec spec) {
-  Remote& r = remote(spec.node);
+  SshNode& r = remote(spec.node);
+  const Deadline deadline = setup_deadline();
   std::lock_guard order(r.mu);  // one spawn at a time per node: uploads and pid files
   std::vector<fs::path> used;
   std::string command = "export FENCECHECK_RUN=" + run_id_ + "; ";
@@ -395,19 +301,20 @@ Process& SshRuntime::start(ProcessSpec spec) {
   {
     std::lock_guard lock(mu_);
     id = next_++;
-    logs_.insert(fs::absolute(spec.log).lexically_normal());
   }
+  files_.add_local_log(spec.log);
   const std::string pid_file = r.root + "/pids/" + std::to_string(id) + ".pid";
-  std::string cwd = spec.cwd.empty() ? r.root : translate(r, spec.cwd.string(), &used);
+  std::string cwd = spec.cwd.empty() ? r.root : files_.translate(r, spec.cwd.string(), &used);
   command += "mkdir -p " + shell_quote(cwd) + " && cd " + shell_quote(cwd) + " && echo $$ > " + shell_quote(pid_file) +
              " && exec env --";
-  for (const auto& [k, v] : spec.env) command += " " + shell_quote(k + "=" + translate(r, v, &used));
+  for (const auto& [k, v] : spec.env) command += " " + shell_quote(k + "=" + files_.translate(r, v, &used));
   std::string preload;
-  for (const auto& lib : spec.preload) preload += (preload.empty() ? "" : ":") + translate(r, lib, &used);
+  for (const auto& lib : spec.preload) preload += (preload.empty() ? "" : ":") + files_.translate(r, lib, &used);
   if (!preload.empty()) command += " " + shell_quote("LD_PRELOAD=" + preload);
-  for (const auto& a : spec.argv) command += " " + shell_quote(translate(r, a, &used));
-  for (const auto& p : used) upload(r, p);
+  for (const auto& a : spec.argv) command += " " + shell_quote(files_.translate(r, a, &used));
+  for (const auto& p : used) files_.upload(r, p, deadline);
 
+  // Started once, by the local ssh client: a start is not idempotent, so never retried.
   ProcessSpec local;
   local.node = spec.node;
   local.name = spec.name;
@@ -418,7 +325,7 @@ Process& SshRuntime::start(ProcessSpec spec) {
   Process& client = supervise(local, {});
   auto p = std::make_unique<RemoteProcess>(spec, client, *r.conn, pid_file);
   for (const fs::path& socket : spec.control_sockets) {
-    r.conn->forward_unix(socket, translate(r, socket.string(), nullptr));
+    r.conn->forward_unix(socket, files_.translate(r, socket.string(), nullptr), deadline);
   }
   std::lock_guard lock(mu_);
   processes_.push_back(std::move(p));

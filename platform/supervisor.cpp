@@ -79,10 +79,9 @@ class SpawnThread {
 
 // Waits until every thread of every member of the group is stopped (or gone): SIGSTOP is
 // asynchronous, and a pause only counts once the process can no longer act.
-bool wait_group_stopped(int pgid, milliseconds timeout) {
-  auto deadline = Clock::now() + timeout;
+bool wait_group_stopped(int pgid, const Deadline& deadline) {
   while (!os::group_stopped(pgid)) {
-    if (Clock::now() >= deadline) return false;
+    if (deadline.expired()) return false;
     std::this_thread::sleep_for(milliseconds(1));
   }
   return true;
@@ -115,19 +114,17 @@ class ProcessImpl final : public Process {
     return status ? describe_status(*status) : "is running";
   }
 
-  void signal(int sig) override {
-    std::lock_guard lock(mu_);
-    if (!reaped_) ::kill(-pid_, sig);  // after reaping, the id may belong to someone else
-  }
+  // A signal is a system call here: it never waits, whatever the deadline.
+  void signal(int sig, const Deadline&) override { send(sig); }
 
-  bool pause(milliseconds timeout) override {
+  bool pause(const Deadline& deadline) override {
     paused_ = true;  // first: a monitor that sees the stop must find it deliberate
-    signal(SIGSTOP);
-    return wait_group_stopped(pid_, timeout);
+    send(SIGSTOP);
+    return wait_group_stopped(pid_, deadline);
   }
 
-  void resume() override {
-    signal(SIGCONT);
+  void resume(const Deadline&) override {
+    send(SIGCONT);
     paused_ = false;
   }
 
@@ -135,11 +132,10 @@ class ProcessImpl final : public Process {
   void expect_exit() override { exit_expected_ = true; }
   bool exit_expected() const override { return exit_expected_; }
 
-  void crash() override {
+  void crash(const Deadline& deadline) override {
     expect_exit();
-    signal(SIGKILL);
-    auto deadline = Clock::now() + milliseconds(1000);
-    while (alive() && Clock::now() < deadline) std::this_thread::sleep_for(milliseconds(2));
+    send(SIGKILL);
+    while (alive() && !deadline.expired()) std::this_thread::sleep_for(milliseconds(2));
     stop(milliseconds(0));
   }
 
@@ -173,6 +169,11 @@ class ProcessImpl final : public Process {
   std::string log_tail(std::size_t lines) const override { return os::file_tail(spec_.log, lines); }
 
  private:
+  void send(int sig) {
+    std::lock_guard lock(mu_);
+    if (!reaped_) ::kill(-pid_, sig);  // after reaping, the id may belong to someone else
+  }
+
   bool alive_locked() {
     if (status_) return false;
     siginfo_t info{};
@@ -217,9 +218,7 @@ Process& Supervisor::spawn(const ProcessSpec& spec, const NodeEntry& entry) {
   return *impl_->processes.back();
 }
 
-Readiness Supervisor::await_ready(Process& p, const std::function<bool()>& ready, milliseconds timeout,
-                                  const CancelCheck& give_up) {
-  const auto deadline = Clock::now() + timeout;
+Readiness Supervisor::await_ready(Process& p, const std::function<bool()>& ready, const Deadline& deadline) {
   const auto& spec = p.spec();
   for (;;) {
     if (!p.alive()) {
@@ -228,8 +227,8 @@ Readiness Supervisor::await_ready(Process& p, const std::function<bool()>& ready
                          p.log_tail());
     }
     if (ready()) return Readiness::kReady;
-    if (give_up && give_up()) return Readiness::kGaveUp;
-    if (Clock::now() >= deadline) return Readiness::kTimedOut;
+    if (deadline.cancelled()) return Readiness::kGaveUp;
+    if (deadline.passed()) return Readiness::kTimedOut;
     std::this_thread::sleep_for(milliseconds(50));
   }
 }

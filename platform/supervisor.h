@@ -37,8 +37,7 @@ class Supervisor {
   // Starts spec on its node, entering it as entry says (launch.h).
   Process& spawn(const ProcessSpec& spec, const NodeEntry& entry);
   // Runtime::await_ready without the runtime's own interrupt check.
-  Readiness await_ready(Process& p, const std::function<bool()>& ready, std::chrono::milliseconds timeout,
-                        const CancelCheck& give_up);
+  Readiness await_ready(Process& p, const std::function<bool()>& ready, const Deadline& deadline);
   std::vector<Process*> processes() const;
   void stop_all(std::chrono::milliseconds grace);
 

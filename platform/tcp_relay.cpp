@@ -7,8 +7,10 @@
 #include <sched.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <exception>
+#include <iostream>
 
 #include "platform/errors.h"
 #include "platform/os_util.h"
@@ -18,7 +20,11 @@ namespace fencecheck {
 
 namespace {
 
+using namespace std::chrono_literals;
+
 constexpr int kPollMs = 100;
+constexpr std::chrono::milliseconds kMinBackOff{10};
+constexpr std::chrono::milliseconds kMaxBackOff{1000};
 constexpr std::size_t kBufferBytes = 64 * 1024;
 
 // One direction of a connection: bytes read from `from` wait in buf until `to` takes them.
@@ -110,25 +116,92 @@ TcpRelay::TcpRelay(UniqueFd listener, std::string target_address, std::uint16_t 
 void TcpRelay::stop() noexcept {
   if (stopping_.exchange(true)) return;
   if (acceptor_.joinable()) acceptor_.join();
-  std::list<std::thread> threads;
+  std::list<Connection> connections;
   {
     std::lock_guard lock(mu_);
-    threads.swap(threads_);
+    connections.swap(connections_);
   }
-  for (auto& t : threads) t.join();
+  for (auto& c : connections) c.thread.join();
   listener_.reset();
 }
 
+int TcpRelay::connection_threads() const {
+  std::lock_guard lock(mu_);
+  return static_cast<int>(connections_.size());
+}
+
+std::string TcpRelay::accept_error() const {
+  std::lock_guard lock(mu_);
+  return accept_error_;
+}
+
 void TcpRelay::accept_loop() {
+  std::chrono::milliseconds delay{0};
   while (!stopping_.load()) {
+    reap_finished();
     pollfd p{listener_.get(), POLLIN, 0};
     if (::poll(&p, 1, kPollMs) <= 0) continue;
     UniqueFd node_side(::accept4(listener_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
-    if (!node_side.valid()) continue;
+    if (!node_side.valid()) {
+      back_off_after(errno, delay);
+      continue;
+    }
+    if (delay.count() > 0) {
+      delay = std::chrono::milliseconds(0);
+      std::lock_guard lock(mu_);
+      accept_error_.clear();
+    }
     ++accepted_;
-    std::lock_guard lock(mu_);
-    threads_.emplace_back([this, fd = std::move(node_side)]() mutable { carry(std::move(fd)); });
+    start_connection(std::move(node_side));
   }
+}
+
+void TcpRelay::back_off_after(int err, std::chrono::milliseconds& delay) {
+  // accept(2): these concern one connection (or none) and are retried at once; the rest
+  // (EMFILE, ENFILE, ENOBUFS, ENOMEM, ...) last until something is freed.
+  switch (err) {
+    case EAGAIN: case EINTR: case ECONNABORTED: case EPROTO: case ENETDOWN: case ENOPROTOOPT:
+    case EHOSTDOWN: case ENONET: case EHOSTUNREACH: case EOPNOTSUPP: case ENETUNREACH:
+      return;
+    default:
+      break;
+  }
+  std::string why = "accept on the relay to " + target_address_ + ":" + std::to_string(target_port_) + ": " +
+                    os::strerror_string(err);
+  if (delay.count() == 0) {  // the first of a spell: say it once
+    std::cerr << "fencecheck: warning: " << why << "; retrying with a back-off of up to "
+              << kMaxBackOff.count() << " ms while the nodes' connections wait\n";
+  }
+  {
+    std::lock_guard lock(mu_);
+    accept_error_ = std::move(why);
+  }
+  delay = std::min(kMaxBackOff, std::max(kMinBackOff, delay * 2));
+  for (auto slept = std::chrono::milliseconds(0); slept < delay && !stopping_.load(); slept += kPollMs * 1ms) {
+    std::this_thread::sleep_for(std::min(delay - slept, kPollMs * 1ms));
+  }
+}
+
+void TcpRelay::start_connection(UniqueFd node_side) {
+  std::lock_guard lock(mu_);
+  Connection& c = connections_.emplace_back();
+  c.thread = std::thread([this, &c, fd = std::move(node_side)]() mutable {
+    carry(std::move(fd));
+    c.done.store(true);
+  });
+}
+
+void TcpRelay::reap_finished() {
+  std::list<Connection> finished;
+  {
+    std::lock_guard lock(mu_);
+    for (auto it = connections_.begin(); it != connections_.end();) {
+      auto next = std::next(it);
+      if (it->done.load()) finished.splice(finished.end(), connections_, it);
+      it = next;
+    }
+  }
+  for (auto& c : finished) c.thread.join();  // done: returns at once
 }
 
 void TcpRelay::carry(UniqueFd node_side) {

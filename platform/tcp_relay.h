@@ -6,13 +6,21 @@
 // address by the run's iptables rules is cut from the server; the server, which keeps its
 // side open, sees a client that went silent, as it would behind a real partition.
 //
-// Threads: one accepting thread, one per connection; all joined by stop(), which takes
-// about 100 ms (every thread polls in 100 ms steps), up to 3 s while a dial is under way.
-// Thread-safe. A server that does not answer within 3 s of dialling gets the node's
-// connection closed; nothing else blocks.
+// Threads: one accepting thread, one per open connection; a finished connection's thread is
+// joined by the acceptor within its 100 ms poll step, so live threads follow the open
+// connections, not all that were ever made. stop() joins the rest: about 100 ms (every
+// thread polls in 100 ms steps), up to 3 s while a dial is under way. Thread-safe. A server
+// that does not answer within 3 s of dialling gets the node's connection closed; nothing
+// else blocks.
+//
+// A failing accept (no descriptor or memory left: EMFILE, ENFILE, ENOBUFS, ENOMEM) leaves the
+// node's connection queued and is retried after a back-off growing from 10 ms to 1 s, never
+// at once; each spell of failures is written to stderr once (a warning) and accept_error()
+// says the last error until an accept succeeds again.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <list>
 #include <mutex>
@@ -40,9 +48,25 @@ class TcpRelay {
   void stop() noexcept;
   // Connections accepted so far (for tests and the run's notes).
   int accepted() const { return accepted_.load(); }
+  // Connection threads not yet joined: the open connections, plus those that finished in
+  // the last poll step.
+  int connection_threads() const;
+  // Why the last accept failed ("accept on the relay to ADDR:PORT: Too many open files"),
+  // empty once one succeeds again (and before any failed).
+  std::string accept_error() const;
 
  private:
+  struct Connection {
+    std::thread thread;
+    std::atomic<bool> done{false};  // carry() returned; join will not wait
+  };
+
   void accept_loop();
+  // After a failed accept with errno err: sleeps the next back-off step (delay, doubled
+  // each time) unless err concerns one connection only (ECONNABORTED, ...).
+  void back_off_after(int err, std::chrono::milliseconds& delay);
+  void start_connection(UniqueFd node_side);
+  void reap_finished();
   void carry(UniqueFd node_side);
 
   UniqueFd listener_;
@@ -50,8 +74,9 @@ class TcpRelay {
   std::uint16_t target_port_;
   std::atomic<bool> stopping_{false};
   std::atomic<int> accepted_{0};
-  std::mutex mu_;                      // threads_
-  std::list<std::thread> threads_;     // one per connection
+  mutable std::mutex mu_;              // connections_, accept_error_
+  std::list<Connection> connections_;  // one per connection not yet joined
+  std::string accept_error_;
   std::thread acceptor_;
 };
 

@@ -5,18 +5,45 @@
 #   ctest --test-dir build -L unit
 set -euo pipefail
 cd "$(dirname "$0")/.."
+phase() { echo "test.sh: $1 at $((SECONDS / 60)) min $((SECONDS % 60)) s"; }
 ./scripts/setup.sh
+phase "set up"
 # The docker tests' image downloads and unpacks Debian packages: warm its layer cache while
 # the compiler has the CPUs (their fixture then only adds the binaries; its log says how
 # the warm-up went, and a failed warm-up is redone there).
 mkdir -p build
-trap 'tests/docker/dockerd.sh stop >/dev/null 2>&1 || true' EXIT  # whatever fails, no daemon stays
+fuzz_build=""
+cleanup() {
+  tests/docker/dockerd.sh stop >/dev/null 2>&1 || true  # whatever fails, no daemon stays
+  if [ -n "$fuzz_build" ]; then kill -- "-$fuzz_build" 2>/dev/null || true; fi  # its process group
+}
+trap cleanup EXIT
 tests/docker/dockerd.sh warm >build/docker-warm.log 2>&1 &
 warm=$!
 ./scripts/build.sh
+phase "built"
 wait "$warm" || echo "test.sh: warming the docker image failed (build/docker-warm.log); the docker fixture retries"
 ctest --test-dir build --output-on-failure -j2 -L unit
+phase "unit tests done"
+# The fuzz target's clang build (a second compile of the libraries it links, with
+# sanitizers) runs beside the integration tests, which mostly wait on servers and time
+# limits: at idle CPU priority, so it takes only the time they leave (the tests that judge
+# timing run alone and see no more than a preempted idle task).
+setsid chrt --idle 0 nice -n 19 ./scripts/fuzz.sh --build-only >build/fuzz-build.log 2>&1 &
+fuzz_build=$!
 # The docker tests need the private dockerd their fixture starts: here, a skip would pass
-# vacuously, so they fail instead when it cannot start.
-FENCECHECK_REQUIRE_DOCKER=1 ctest --test-dir build --output-on-failure -L integration
+# vacuously, so they fail instead when it cannot start. Two tests at a time: tests that
+# share the docker daemon or the ssh hosts hold a RESOURCE_LOCK, and those that judge
+# timing run alone (RUN_SERIAL; tests/CMakeLists.txt, fc_add_test's TIMED).
+FENCECHECK_REQUIRE_DOCKER=1 ctest --test-dir build --output-on-failure -j2 -L integration
+phase "integration tests done"
+if ! wait "$fuzz_build"; then
+  fuzz_build=""
+  tail -n 30 build/fuzz-build.log
+  echo "test.sh: building the fuzz target failed (build/fuzz-build.log)" >&2
+  exit 1
+fi
+fuzz_build=""
+phase "fuzz target built"
 ./scripts/fuzz.sh "${FUZZ_SECONDS:-30}"
+phase "done"

@@ -14,10 +14,10 @@ BackendInfo etcd_backend_info() {
   info.server_nodes = {"n1", "n2", "n3"};
   info.binaries = {{"etcd", "etcd-server"}};
   info.options = etcd_option_specs();
-  info.has_leader = true;
-  info.clock_unreachable =
-      "etcd is a static Go binary that reads the time through the vDSO, where libfcclock's LD_PRELOAD "
-      "cannot reach";
+  info.offers = {Capability::kNamesLeader};
+  info.reasons = {{Capability::kServerClocksReachable,
+                   "etcd is a static Go binary that reads the time through the vDSO, where libfcclock's LD_PRELOAD "
+                   "cannot reach"}};
   info.make_server = [](const BackendOptions& options) -> std::unique_ptr<LockServer> {
     return std::make_unique<EtcdServer>(options);
   };

@@ -287,6 +287,11 @@ LockResult EtcdLockClient::release(const Grant& g) {
     if (!connection_->lease_revoke(lease, config_.request_timeout).ok()) orphans_.push_back(lease);
     return fail("not held: the lock key " + key + " is gone (its lease expired)");
   }
+  // What etcd can confirm of a release: a delete guarded by the grant's revision (mutex)
+  // that succeeded, or the revoke of a live lease, which still had its key (only this
+  // client deletes it) and deletes it. v3lock's Unlock is a bare delete whose OK says
+  // nothing of whether the key was still there: rpc revokes first, and unlocks only when
+  // the revoke got no answer, to free the key sooner (its OK then decides nothing).
   EtcdStatus unlocked;
   if (config_.lock == "mutex") {
     // Mutex.Unlock deletes the key; only while it is still the grant's (a key that expired
@@ -301,11 +306,8 @@ LockResult EtcdLockClient::release(const Grant& g) {
     etcdserverpb::TxnResponse deleted;
     unlocked = connection_->txn(txn, &deleted, config_.request_timeout);
     if (unlocked.ok() && !deleted.succeeded()) unlocked.end = EtcdEnd::kRefused;
-  } else {
-    unlocked = connection_->unlock(key, config_.request_timeout);
   }
-  // The lease goes either way; what etcd confirmed of the two decides the outcome. A lease
-  // alive at its revoke still had its key (only this client deletes it): released.
+  // The lease goes either way.
   EtcdStatus revoked = connection_->lease_revoke(lease, config_.request_timeout);
   if (unlocked.ok() || revoked.ok()) {
     forget();
@@ -313,8 +315,9 @@ LockResult EtcdLockClient::release(const Grant& g) {
   }
   if (revoked.not_found()) {
     forget();
-    return fail("not held: its lease " + g.owner + " had expired (" + unlocked.describe() + ")");
+    return fail("not held: its lease " + g.owner + " had expired (" + revoked.describe() + ")");
   }
+  if (config_.lock != "mutex") unlocked = connection_->unlock(key, config_.request_timeout);
   if (unlocked.end == EtcdEnd::kNotSent && revoked.end == EtcdEnd::kNotSent) {
     // Nothing reached etcd: the grant still holds, and stays kept alive.
     return fail("release not sent: " + unlocked.describe(), true);

@@ -28,10 +28,12 @@
 // revokes its lease, which deletes its key: kFail when etcd confirms that, kUnknown when
 // it cannot be reached (the lease is revoked at a later acquire, or expires).
 // release(g): kFail "not held" when g's key is gone or belongs to another grant; else
-// Unlock (rpc) or Delete if still the grant's (mutex), then the lease is revoked. kOk once
-// etcd confirmed either (a lease alive at its revoke still had its key); kFail when the
-// lease had expired, or nothing reached etcd (the grant is then still held and kept
-// alive); kUnknown otherwise.
+// mutex deletes the key if still the grant's, then revokes the lease; rpc revokes the
+// lease (which deletes the key) and calls Unlock only when the revoke got no answer.
+// kOk once etcd confirmed the guarded delete or the revoke of a live lease (which still
+// had its key: only this client deletes it) — never on Unlock's OK, which etcd gives for
+// a key already gone; kFail when the lease had expired, or nothing reached etcd (the
+// grant is then still held and kept alive); kUnknown otherwise.
 //
 // Every call returns within max_wait + 7 × request_timeout. Not thread-safe (the worker
 // serializes calls); the keepalive has its own thread.

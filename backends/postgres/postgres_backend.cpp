@@ -13,9 +13,6 @@ const BackendInfo::Binary& postgres_server_binary() {
 
 BackendInfo postgres_backend_info() {
   BackendInfo info;
-  // configure() appends to postgresql.conf in the data directory initdb made, and the
-  // server's user follows the controller's: both assume the node sees the controller's files.
-  info.needs_shared_files = "its setup edits the data directory initdb made on the node from the controller";
   info.name = "postgres";
   info.description =
       "one PostgreSQL server; a lease-table row with a fencing token (lock=lease) or session "
@@ -23,6 +20,12 @@ BackendInfo postgres_backend_info() {
   info.server_nodes = {"n1"};
   info.binaries = {postgres_server_binary(), {"initdb", "postgresql", postgres_server_binary().dirs}};
   info.options = postgres_option_specs();
+  // configure() appends to postgresql.conf in the data directory initdb made, and the
+  // server's user follows the controller's: both assume the node sees the controller's files.
+  info.offers = {Capability::kServerClocksReachable};
+  info.needs = {Capability::kSharesFiles};
+  info.reasons = {
+      {Capability::kSharesFiles, "its setup edits the data directory initdb made on the node from the controller"}};
   info.make_server = [](const BackendOptions& options) -> std::unique_ptr<LockServer> {
     return std::make_unique<PostgresServer>(PostgresServerOptions::from_options(options));
   };

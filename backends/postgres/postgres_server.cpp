@@ -317,29 +317,31 @@ nlohmann::json PostgresServer::client_config() const {
   return c.to_json();
 }
 
-void PostgresServer::pause(const std::string& node) {
+// The server's processes are this machine's (postgres runs only where the nodes share its
+// kernel: netns, local, docker), so each step here is a signal and a bounded local wait.
+void PostgresServer::pause(const std::string& node, const Deadline& deadline) {
   Process* p = leader(node);
   if (p == nullptr) return;
-  DaemonServer::pause(node);  // first the postmaster, so that it forks nobody new
+  DaemonServer::pause(node, deadline);  // first the postmaster, so that it forks nobody new
   auto children = pgproc::descendants(p->pid());
   pgproc::signal_all(children, SIGSTOP);
-  pgproc::wait_all_stopped(children, milliseconds(1000));
+  pgproc::wait_all_stopped(children, std::min(milliseconds(1000), deadline.left()));
 }
 
-void PostgresServer::resume(const std::string& node) {
+void PostgresServer::resume(const std::string& node, const Deadline& deadline) {
   Process* p = leader(node);
   if (p == nullptr) return;
   pgproc::signal_all(pgproc::descendants(p->pid()), SIGCONT);
-  DaemonServer::resume(node);
+  DaemonServer::resume(node, deadline);
 }
 
-void PostgresServer::kill(const std::string& node) {
+void PostgresServer::kill(const std::string& node, const Deadline& deadline) {
   Process* p = leader(node);
   if (p == nullptr) return;
-  p->pause();  // a frozen postmaster cannot fork while its children are gathered
+  p->pause(deadline);  // a frozen postmaster cannot fork while its children are gathered
   auto children = pgproc::descendants(p->pid());
   pgproc::signal_all(children, SIGKILL);
-  DaemonServer::kill(node);
+  DaemonServer::kill(node, deadline);
   // A child left alive would keep the shared memory attached and the next start would
   // refuse the data directory.
   if (!pgproc::wait_all_gone(children, kGoneTimeout)) {
@@ -347,34 +349,32 @@ void PostgresServer::kill(const std::string& node) {
   }
 }
 
-void PostgresServer::stop(const std::string& node) {
+void PostgresServer::stop(const std::string& node, const Deadline& deadline) {
   Process* p = leader(node);
   if (p == nullptr) return;
   auto children = pgproc::descendants(p->pid());
   pgproc::signal_all(children, SIGCONT);  // a stopped backend cannot end its session
-  p->resume();
+  p->resume(deadline);
   // The postmaster is the leader itself, or under unshare the leader's only child. SIGTERM
   // would be a smart shutdown, which waits for every client to disconnect.
   int postmaster = as_root_ ? (children.empty() ? 0 : children.front().pid) : p->pid();
   if (postmaster > 0) ::kill(postmaster, SIGINT);
-  const auto deadline = std::chrono::steady_clock::now() + kShutdownGrace;
-  while (p->alive() && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(milliseconds(10));
-  }
-  DaemonServer::stop(node);
+  const Deadline shutdown = deadline.within(grace_within(deadline, kShutdownGrace));
+  while (p->alive() && !shutdown.expired()) std::this_thread::sleep_for(milliseconds(10));
+  DaemonServer::stop(node, deadline);
   pgproc::signal_all(children, SIGKILL);  // whatever a hung shutdown left behind
   pgproc::wait_all_gone(children, kGoneTimeout);
 }
 
-void PostgresServer::teardown() noexcept {
+void PostgresServer::teardown(const Deadline& deadline) noexcept {
   for (const std::string& node : nodes()) {
     try {
-      stop(node);
+      stop(node, deadline);
     } catch (...) {
       // DaemonServer::teardown below still stops the process group.
     }
   }
-  DaemonServer::teardown();
+  DaemonServer::teardown(deadline);
 }
 
 }  // namespace fencecheck

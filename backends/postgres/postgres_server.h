@@ -84,11 +84,12 @@ class PostgresServer : public DaemonServer {
   // PostgresClientConfig of the options, aimed at n1.
   nlohmann::json client_config() const override;
 
-  void stop(const std::string& node) override;    // fast shutdown (SIGINT), then as DaemonServer
-  void kill(const std::string& node) override;    // the postmaster and every child
-  void pause(const std::string& node) override;   // the postmaster and every child
-  void resume(const std::string& node) override;
-  void teardown() noexcept override;
+  // fast shutdown (SIGINT), then as DaemonServer
+  void stop(const std::string& node, const Deadline& deadline) override;
+  void kill(const std::string& node, const Deadline& deadline) override;   // the postmaster and every child
+  void pause(const std::string& node, const Deadline& deadline) override;  // the postmaster and every child
+  void resume(const std::string& node, const Deadline& deadline) override;
+  void teardown(const Deadline& deadline) noexcept override;
 
  protected:
   void configure(Runtime& runtime, const std::string& node,

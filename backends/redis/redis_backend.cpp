@@ -13,6 +13,7 @@ BackendInfo redis_backend_info() {
   info.server_nodes = {"n1"};
   info.binaries = {{"redis-server", "redis-server"}};
   info.options = redis_server_option_specs();
+  info.offers = {Capability::kServerClocksReachable};
   info.make_server = [](const BackendOptions& options) -> std::unique_ptr<LockServer> {
     return std::make_unique<RedisServer>(RedisServerOptions::from_options(options));
   };

@@ -59,6 +59,7 @@ BackendInfo redlock_backend_info() {
   info.server_nodes = master_nodes(5);
   info.binaries = {{"redis-server", "redis-server"}};
   info.options = redlock_option_specs();
+  info.offers = {Capability::kServerClocksReachable};
   info.make_server = [](const BackendOptions& options) -> std::unique_ptr<LockServer> {
     RedisServerOptions redis = RedisServerOptions::from_options({{"persistence", options.at("persistence")}});
     const std::string& n = options.at("n");

@@ -19,7 +19,7 @@ BackendInfo zookeeper_backend_info() {
   info.binaries = {{"java", "default-jre-headless"},
                    {"zkServer.sh", "zookeeper", {"/usr/share/zookeeper/bin"}}};
   info.options = zookeeper_option_specs();
-  info.has_leader = true;
+  info.offers = {Capability::kNamesLeader, Capability::kServerClocksReachable};
   info.make_server = [](const BackendOptions& options) -> std::unique_ptr<LockServer> {
     return std::make_unique<ZooKeeperServer>(ZooKeeperServerOptions::from_options(options));
   };

@@ -289,12 +289,12 @@ void ZooKeeperServer::make_class_archive(Runtime& runtime, const std::string& no
             runtime.run_in(node, [&] { answer = zk_four_letter(t.address, t.port, "srvr", milliseconds(500)); });
             return answer && zk_srvr_mode(*answer) == "leader";
           },
-          kArchiveRunTimeout);
+          Deadline::after(kArchiveRunTimeout));
     } catch (const HarnessError& e) {
       why = e.what();  // it exited first
     }
     if (r == Readiness::kGaveUp) {
-      p.crash();
+      p.crash(Deadline::after(milliseconds(1000)));
       throw Interrupted("zookeeper: the run that makes the class archive was interrupted");
     }
     p.stop(kArchiveWriteGrace);  // SIGTERM: the JVM writes the archive as it exits

@@ -39,9 +39,10 @@
 #include "platform/errors.h"
 #include "platform/os_util.h"
 #include "platform/run_state.h"
-#include "platform/runtime.h"
+#include "platform/runtime_registry.h"
 #include "platform/stop_signals.h"
 #include "platform/tcp.h"
+#include "tests/support/deadline.h"
 
 namespace fencecheck::bench {
 namespace {
@@ -212,7 +213,7 @@ class Bench {
           first_stop = now;
           std::cerr << "harness_bench: interrupted: passing it on to " << name << " and waiting for it to clean up\n";
         }
-        for (; forwarded < stops; ++forwarded) p.signal(SIGINT);
+        for (; forwarded < stops; ++forwarded) p.signal(SIGINT, test_deadline());
       }
       if (forwarded > 0 && now - first_stop > kInterruptGrace) {
         p.stop(seconds(5));

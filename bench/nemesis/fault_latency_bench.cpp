@@ -14,6 +14,8 @@
 #include "nemesis/clock/node_clocks.h"
 #include "nemesis/grudges.h"
 #include "platform/run_state.h"
+#include "platform/runtime_registry.h"
+#include "tests/support/deadline.h"
 
 namespace fencecheck {
 namespace {
@@ -45,15 +47,15 @@ void BM_PauseAndResume(benchmark::State& st) {
   auto server = b.redis("none");
   for (auto _ : st) {
     if (st.range(0) == 0) {
-      server->pause("n1");
+      server->pause("n1", test_deadline());
       st.PauseTiming();
-      server->resume("n1");
+      server->resume("n1", test_deadline());
       st.ResumeTiming();
     } else {
       st.PauseTiming();
-      server->pause("n1");
+      server->pause("n1", test_deadline());
       st.ResumeTiming();
-      server->resume("n1");
+      server->resume("n1", test_deadline());
     }
   }
 }
@@ -66,15 +68,15 @@ void BM_CutAndHeal(benchmark::State& st) {
   for (auto _ : st) {
     Grudge g = partition_halves(nodes, rng);
     if (st.range(0) == 0) {
-      b.runtime->cut(g);
+      b.runtime->cut(g, test_deadline());
       st.PauseTiming();
-      b.runtime->heal();
+      b.runtime->heal(test_deadline());
       st.ResumeTiming();
     } else {
       st.PauseTiming();
-      b.runtime->cut(g);
+      b.runtime->cut(g, test_deadline());
       st.ResumeTiming();
-      b.runtime->heal();
+      b.runtime->heal(test_deadline());
     }
   }
 }
@@ -84,7 +86,7 @@ void BM_ClockOffset(benchmark::State& st) {
   fs::path dir = fs::temp_directory_path() / "fc-clock-bench";
   NodeClocks clocks("/nonexistent/libfcclock.so", dir, {"n1"});
   std::int64_t ms = 0;
-  for (auto _ : st) clocks.set_offset("n1", std::chrono::milliseconds(++ms % 30000));
+  for (auto _ : st) clocks.set_offset("n1", std::chrono::milliseconds(++ms % 30000), test_deadline());
   fs::remove_all(dir);
 }
 BENCHMARK(BM_ClockOffset)->Unit(benchmark::kNanosecond);
@@ -94,13 +96,13 @@ void BM_KillAndStartRedis(benchmark::State& st) {
   auto server = b.redis(st.range(1) ? "always" : "none");
   for (auto _ : st) {
     if (st.range(0) == 0) {
-      server->kill("n1");
+      server->kill("n1", test_deadline());
       st.PauseTiming();
       server->start("n1");
       st.ResumeTiming();
     } else {
       st.PauseTiming();
-      server->kill("n1");
+      server->kill("n1", test_deadline());
       st.ResumeTiming();
       server->start("n1");
     }

@@ -5,7 +5,7 @@
 #include <benchmark/benchmark.h>
 
 #include "platform/run_state.h"
-#include "platform/runtime.h"
+#include "platform/runtime_registry.h"
 
 namespace fencecheck {
 namespace {

@@ -98,7 +98,9 @@ void WorkerHandle::watch_notices(std::function<void(const Notice&)> on_notice) {
     proto::NoticesRequest req;
     std::unique_ptr<grpc::ClientReader<proto::Notice>> reader = impl->stub->Notices(&impl->notices_ctx, req);
     proto::Notice n;
-    while (reader->Read(&n)) on_notice(Notice{n.f(), n.key(), n.lease(), n.reason()});
+    while (reader->Read(&n)) {
+      on_notice(Notice{n.f(), n.key(), n.lease(), n.reason(), std::chrono::milliseconds(n.ms())});
+    }
     reader->Finish();
   });
 }
@@ -189,6 +191,9 @@ WorkerHandle::Completion WorkerHandle::invoke(OpFn f, const std::string& key,
   }
   c.error = reply.error();
   c.broken = reply.broken();
+  if (f == OpFn::kAcquire && pause_after_send.count() > 0) {
+    c.paused_after_send = std::chrono::milliseconds(reply.paused_after_send_ms());
+  }
   if (reply.has_result()) c.lease = reply.result().lease();
   switch (reply.type()) {
     case proto::InvokeReply::OK:

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -51,13 +52,21 @@ class WorkerHandle {
              const std::string& resource_address, const std::string& node,
              const ClientChoice& client = ClientChoice{}, const std::function<bool()>& cancelled = {});
 
-  // What the worker's lock library said on its own: `lost` for the grant `lease` on `key`.
+  // What the worker's lock library said on its own (proto/worker.proto, Notice):
+  //   f "lost":   the grant `lease` on `key` was lost, for `reason`;
+  //   f "paused": the worker's acquire in flight on `key` (invoked with pause_after_send)
+  //               stopped its library's thread for `ms` from about now: sent by the worker
+  //               as soon as it read the adapter's event, before the thread blocked.
   struct Notice {
     std::string f, key, lease, reason;
+    std::chrono::milliseconds ms{0};  // "paused" only
   };
-  // Streams the worker's notices to on_notice, on a thread of this handle's, until the
-  // worker stops or the handle is destroyed (which cancels the stream and joins the
-  // thread: bounded). Call at most once.
+  // Streams the worker's notices to on_notice, on a thread of this handle's, in the order
+  // the worker queued them, until the worker stops or the handle is destroyed (which
+  // cancels the stream and joins the thread: bounded). Call at most once. The stream is
+  // not ordered with invoke()'s completions: a "paused" notice is queued by the worker
+  // before its acquire's reply, but may reach on_notice after invoke() returned it (see
+  // Completion::paused_after_send).
   void watch_notices(std::function<void(const Notice&)> on_notice);
 
   struct Completion {
@@ -67,6 +76,12 @@ class WorkerHandle {
     bool not_sent = false;        // kFail: nothing reached the service (unreachable)
     std::string lease;            // kOk acquire: the grant's owner id (Notice::lease)
     std::string broken;           // kInfo: the worker's own lock client broke (why)
+    // An acquire invoked with pause_after_send, when the worker answered (any type): how long
+    // its library stopped inside it, the ms of the "paused" notice the worker sent for it;
+    // 0: it never stopped (nothing sent, failed first, no reply from the library), and no
+    // such notice was sent. nullopt: no pause was asked, or the worker did not answer
+    // (timeout, lost connection): whether it stopped is unknown, and its notice may come.
+    std::optional<std::chrono::milliseconds> paused_after_send = std::nullopt;
   };
   // Runs op f on key; invoke_value is the history's invoke value (an op whose value has the
   // wrong shape completes kFail, never sent); ttl: an acquire's lease. Returns within

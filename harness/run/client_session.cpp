@@ -32,14 +32,17 @@ OpResult WorkerSession::invoke(OpFn f, const std::string& key, const nlohmann::j
   if (f == OpFn::kRelease) held_.erase(key);  // the hold ends at the release's invoke
   shared_.history.record(process_, OpType::kInvoke, f, key, value, node_);
   lock.unlock();
-  milliseconds pause_after_send(0);
+  milliseconds pause_inside(0);
   if (f == OpFn::kAcquire) {
-    pause_after_send = shared_.acquire_pause(node_);
-    shared_.on_acquire_sent(node_);
+    pause_inside = shared_.workers.take_pause_inside();
+    publish(LockEventKind::kAcquireSent, key, [&](LockEvent& e) { e.pause_inside = pause_inside; });
   }
-  WorkerHandle::Completion c =
-      worker->invoke(f, key, value, shared_.ttl, shared_.op_timeout, fence, pause_after_send);
-  if (f == OpFn::kAcquire) shared_.on_acquire_ended(node_);
+  WorkerHandle::Completion c = worker->invoke(f, key, value, shared_.ttl, shared_.op_timeout, fence, pause_inside);
+  if (f == OpFn::kAcquire) {
+    publish(LockEventKind::kAcquireEnded, key, [&](LockEvent& e) {
+      if (c.paused_after_send) e.paused_inside = c.paused_after_send->count() > 0;
+    });
+  }
   OpResult r{c.type, completion_value(f, c.type, value, c.ok_value), c.error};
   lock.lock();
   shared_.history.record(process_, r.type, f, key, r.value, node_, r.error, c.not_sent);
@@ -53,7 +56,7 @@ OpResult WorkerSession::invoke(OpFn f, const std::string& key, const nlohmann::j
     early_.clear();
     if (now_due) {
       lock.unlock();
-      notice(*now_due);
+      lost_notice(*now_due);
       lock.lock();
     }
   }
@@ -65,12 +68,18 @@ OpResult WorkerSession::invoke(OpFn f, const std::string& key, const nlohmann::j
   }
   if (r.type == OpType::kInfo) after_info(r);
   if (r.type == OpType::kOk && f == OpFn::kAcquire) {
-    shared_.on_lock_event({LockEventKind::kAcquireOk, node_, key});
-    shared_.on_acquired(node_);
+    publish(LockEventKind::kAcquireOk, key);
   } else if (f == OpFn::kRelease) {
-    shared_.on_lock_event({LockEventKind::kRelease, node_, key});
+    publish(LockEventKind::kRelease, key);
   }
   return r;
+}
+
+void WorkerSession::publish(LockEventKind kind, const std::string& key,
+                           const std::function<void(LockEvent&)>& fill) const {
+  LockEvent e{kind, node_, key, shared_.time.now()};
+  if (fill) fill(e);
+  shared_.events.publish(e);
 }
 
 void WorkerSession::retire_locked() {
@@ -82,7 +91,14 @@ void WorkerSession::retire_locked() {
 }
 
 void WorkerSession::notice(const WorkerHandle::Notice& n) {
-  if (n.f != "lost") return;
+  publish(LockEventKind::kNotice, n.key, [&](LockEvent& e) {
+    e.notice = n.f;
+    e.reason = n.reason;
+  });
+  if (n.f == "lost") lost_notice(n);
+}
+
+void WorkerSession::lost_notice(const WorkerHandle::Notice& n) {
   std::lock_guard lock(mu_);
   auto held = held_.find(n.key);
   if (held != held_.end() && held->second == n.lease) {

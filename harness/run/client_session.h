@@ -11,9 +11,17 @@
 // never sent), so that its holds end there and the client goes on as a new process. Used
 // by one client thread at a time.
 //
+// Lock events (nemesis/lock_events.h) go on the run's bus as they happen: acquire-sent just
+// before an acquire goes to the worker (with the in-library pause the worker pool had armed,
+// if any), acquire-ended as it comes back (before its completion is recorded, so that a
+// pause that began while it was in flight is on the record first), acquire-ok after a
+// grant's completion is recorded, release once a release is recorded, and every notice of
+// the library. Each is published on the client's own thread, before its next op — but for
+// notices, which come on the worker handle's notice thread as the library sends them.
+//
 // Notices (a lock library saying a lock was lost) come from the worker pool's thread:
-// notice() records one under the process that holds that grant, and lost() then tells the
-// workload. A notice for a grant whose acquire the session has not recorded yet waits for
+// notice() records a "lost" one under the process that holds that grant, and lost() then
+// tells the workload; every notice is also published on the bus. A notice for a grant whose acquire the session has not recorded yet waits for
 // it; one for a process that is retired or no longer holds the lock is dropped (its hold
 // ended already). An op whose worker says its lock client broke (an adapter that broke its
 // protocol) stops the client and tells BenchHealth why.
@@ -31,7 +39,7 @@
 #include "harness/run/bench_health.h"
 #include "harness/run/history_recorder.h"
 #include "harness/run/worker_pool.h"
-#include "nemesis/plan.h"
+#include "nemesis/lock_events.h"
 #include "workloads/workload.h"
 
 namespace fencecheck {
@@ -44,22 +52,11 @@ struct SessionShared {
   std::atomic<bool>& running;
   std::atomic<std::int64_t>& next_process;
   std::atomic<std::uint64_t>& next_element;
-  std::function<void(const std::string& node)> on_acquired;
+  LockEventBus& events;     // where the lock events go
+  const TimeSource& time;   // their instants
   std::chrono::milliseconds ttl;
   std::chrono::milliseconds op_timeout;
   std::uint64_t max_info = 1000;  // ops of unknown outcome one client may have
-  // An acquire of `node` was sent to its worker / came back (whatever its outcome): what
-  // a nemesis that pauses acquirers in flight needs (Nemesis::on_acquire_sent).
-  std::function<void(const std::string& node)> on_acquire_sent = [](const std::string&) {};
-  std::function<void(const std::string& node)> on_acquire_ended = [](const std::string&) {};
-  // Before an acquire is sent: how long its library is to stop itself right after sending
-  // its lock commands (Nemesis::pause_in_acquire); 0 for none.
-  std::function<std::chrono::milliseconds(const std::string& node)> acquire_pause = [](const std::string&) {
-    return std::chrono::milliseconds(0);
-  };
-  // An acquire completed ok, or a release came back (whatever its outcome): what a fault
-  // plan's "on" steps wait for (NemesisSchedule::on_lock_event). Before the client's next op.
-  std::function<void(const LockEvent&)> on_lock_event = [](const LockEvent&) {};
 };
 
 class WorkerSession : public ClientSession {
@@ -89,6 +86,8 @@ class WorkerSession : public ClientSession {
   // After an info: stop if the bench is broken, else wait for a killed worker's successor.
   void after_info(const OpResult& r);
   void stop(const std::string& reason);
+  void lost_notice(const WorkerHandle::Notice& n);  // records it under the grant's holder
+  void publish(LockEventKind kind, const std::string& key, const std::function<void(LockEvent&)>& fill = {}) const;
 
   SessionShared& shared_;
   std::string node_;

@@ -9,40 +9,34 @@
 
 namespace fencecheck {
 
-std::mutex& ServerProcesses::lock_of(const std::string& node) {
-  std::lock_guard lock(locks_mu_);
-  auto& m = act_[node];
-  if (!m) m = std::make_unique<std::mutex>();
-  return *m;
-}
-
-bool ServerProcesses::pause(const std::string& node) {
-  std::lock_guard lock(lock_of(node));
+bool ServerProcesses::pause(const std::string& node, const Deadline& deadline) {
+  std::lock_guard lock(acting_.lock(node));
   if (!server_.running(node)) return false;
-  server_.pause(node);
+  server_.pause(node, deadline);
   return true;
 }
 
 // Without the lock: a SIGCONT never blocks, must never wait behind a slow kill or stop of
 // another family, and is harmless to a process that is being killed or was restarted.
-void ServerProcesses::resume(const std::string& node) { server_.resume(node); }
+void ServerProcesses::resume(const std::string& node, const Deadline& deadline) { server_.resume(node, deadline); }
 
-bool ServerProcesses::kill(const std::string& node) {
-  std::lock_guard lock(lock_of(node));
+bool ServerProcesses::kill(const std::string& node, const Deadline& deadline) {
+  std::lock_guard lock(acting_.lock(node));
   if (!server_.running(node)) return false;
-  server_.kill(node);
+  server_.kill(node, deadline);
   return true;
 }
 
-bool ServerProcesses::stop(const std::string& node) {
-  std::lock_guard lock(lock_of(node));
+bool ServerProcesses::stop(const std::string& node, const Deadline& deadline) {
+  std::lock_guard lock(acting_.lock(node));
   if (!server_.running(node)) return false;
-  server_.stop(node);
+  server_.stop(node, deadline);
   return true;
 }
 
-void ServerProcesses::launch(const std::string& node) {
-  std::lock_guard lock(lock_of(node));
+// The spawn is bounded by the runtime (it returns once the server exec'd).
+void ServerProcesses::launch(const std::string& node, const Deadline&) {
+  std::lock_guard lock(acting_.lock(node));
   server_.launch(node);
 }
 
@@ -58,18 +52,18 @@ void HistoryFaultLog::record(const std::string& f, const nlohmann::json& value,
   history_.record_nemesis(f, with);
 }
 
-void FixedClocks::set_offset(const std::string& node, std::chrono::milliseconds) {
+void FixedClocks::set_offset(const std::string& node, std::chrono::milliseconds, const Deadline&) {
   throw HarnessError("cannot shift the clock of node " + node +
                      ": libfcclock.so is not beside the fencecheck binary (rebuild it)");
 }
 
-void ServerClocks::set_offset(const std::string& node, std::chrono::milliseconds offset) {
+void ServerClocks::set_offset(const std::string& node, std::chrono::milliseconds offset, const Deadline& deadline) {
   // A client node's worker, and a lock library's adapter under it, are started with the
   // library (the runner's spec decorator covers every client node) and read their clock
   // all the time; only a server can be a program the library cannot reach.
   const std::vector<std::string> servers = server_.nodes();
   const bool is_server = std::find(servers.begin(), servers.end(), node) != servers.end();
-  if (is_server && offset.count() != 0 && !reached(node)) {
+  if (is_server && offset.count() != 0 && !reached(node, deadline)) {
     std::string members;
     for (Process* p : server_.processes(node)) {
       for (int pid : os::group_members(p->pid())) members += (members.empty() ? "" : ", ") + std::to_string(pid);
@@ -78,7 +72,7 @@ void ServerClocks::set_offset(const std::string& node, std::chrono::milliseconds
                        ") has loaded libfcclock.so with the node's clock file, so a clock fault "
                        "there would change nothing");
   }
-  clocks_.set_offset(node, offset);
+  clocks_.set_offset(node, offset, deadline);
 }
 
 // A server restarted by another family a moment ago may not have read its clock yet (the
@@ -86,9 +80,9 @@ void ServerClocks::set_offset(const std::string& node, std::chrono::milliseconds
 // up to kFirstClockCall before it counts. A process seen once is remembered: a strobe sets
 // offsets every few milliseconds and must not read its maps (over ssh: a remote command)
 // each time.
-bool ServerClocks::reached(const std::string& node) {
+bool ServerClocks::reached(const std::string& node, const Deadline& caller) {
   static constexpr auto kFirstClockCall = std::chrono::milliseconds(2000);
-  const auto deadline = std::chrono::steady_clock::now() + kFirstClockCall;
+  const Deadline deadline = caller.within(kFirstClockCall);
   for (;;) {
     const std::vector<Process*> servers = server_.processes(node);
     if (servers.empty()) return true;  // down: it maps the file when it starts again
@@ -100,13 +94,13 @@ bool ServerClocks::reached(const std::string& node) {
         std::lock_guard lock(mu_);
         if (seen_.contains(p)) return true;
       }
-      if (runtime_.group_maps(*p, clocks_.file_path(node))) {
+      if (runtime_.group_maps(*p, clocks_.file_path(node), deadline)) {
         std::lock_guard lock(mu_);
         seen_.insert(p);
         return true;
       }
     }
-    if (std::chrono::steady_clock::now() >= deadline) return false;
+    if (deadline.expired()) return false;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
 }

@@ -14,6 +14,7 @@
 #include "harness/run/history_recorder.h"
 #include "nemesis/clock/node_clocks.h"
 #include "nemesis/nemesis.h"
+#include "platform/node_locks.h"
 #include "platform/runtime.h"
 
 namespace fencecheck {
@@ -22,8 +23,8 @@ class RuntimeNet final : public Net {
  public:
   explicit RuntimeNet(Runtime& runtime) : runtime_(runtime) {}
   bool available() const override { return runtime_.supports_partitions(); }
-  void cut(const Grudge& grudge) override { runtime_.cut(grudge); }
-  void heal() override { runtime_.heal(); }
+  NetFailures cut(const Grudge& grudge, const Deadline& deadline) override { return runtime_.cut(grudge, deadline); }
+  NetFailures heal(const Deadline& deadline) override { return runtime_.heal(deadline); }
 
  private:
   Runtime& runtime_;
@@ -33,29 +34,27 @@ class RuntimeNet final : public Net {
 // by that node's lock, so that a pause family and a crash family acting on the same node
 // at once never pause a node that is being killed and report it paused; actions on
 // different nodes run at once (a majority killed together). A lock is held only for those
-// bounded actions, never while waiting for a server to be ready.
+// actions (each by its deadline), never while waiting for a server to be ready.
 class ServerProcesses final : public NodeProcesses {
  public:
   ServerProcesses(LockServer& server, Runtime& runtime) : server_(server), runtime_(runtime) {}
   std::vector<std::string> nodes() const override { return server_.nodes(); }
-  bool pause(const std::string& node) override;
-  void resume(const std::string& node) override;
-  bool kill(const std::string& node) override;
-  bool stop(const std::string& node) override;
-  void launch(const std::string& node) override;
-  Readiness await_ready(const std::string& node, const CancelCheck& give_up) override {
-    return server_.await_ready(node, give_up);
+  bool pause(const std::string& node, const Deadline& deadline) override;
+  void resume(const std::string& node, const Deadline& deadline) override;
+  bool kill(const std::string& node, const Deadline& deadline) override;
+  bool stop(const std::string& node, const Deadline& deadline) override;
+  void launch(const std::string& node, const Deadline& deadline) override;
+  Readiness await_ready(const std::string& node, const Deadline& deadline) override {
+    return server_.await_ready(node, deadline);
   }
   std::optional<std::string> leader() const override { return server_.leader(); }
-  void freeze(const std::string& node) override { runtime_.freeze(node); }
-  void thaw(const std::string& node) override { runtime_.thaw(node); }
+  void freeze(const std::string& node, const Deadline& deadline) override { runtime_.freeze(node, deadline); }
+  void thaw(const std::string& node, const Deadline& deadline) override { runtime_.thaw(node, deadline); }
 
  private:
-  std::mutex& lock_of(const std::string& node);
   LockServer& server_;
   Runtime& runtime_;
-  std::mutex locks_mu_;                                     // guards the map only
-  std::map<std::string, std::unique_ptr<std::mutex>> act_;  // one per node, never removed
+  NodeLocks acting_;  // one per node
 };
 
 // No node's clock can be shifted: the clock-offset library was not found beside the
@@ -63,7 +62,7 @@ class ServerProcesses final : public NodeProcesses {
 class FixedClocks final : public Clocks {
  public:
   bool available() const override { return false; }
-  void set_offset(const std::string& node, std::chrono::milliseconds) override;
+  void set_offset(const std::string& node, std::chrono::milliseconds, const Deadline&) override;
   std::chrono::milliseconds offset(const std::string&) const override {
     return std::chrono::milliseconds(0);
   }
@@ -74,18 +73,17 @@ class FixedClocks final : public Clocks {
 // running server must have mapped the node's clock file (NodeClocks::reaches); otherwise
 // set_offset throws HarnessError naming the node, so a clock fault never passes silently
 // as a no-op (it did once, for PostgreSQL running as its own user). A server started a
-// moment ago gets up to 2 s to make its first clock call: set_offset blocks that long at
-// most.
+// moment ago gets up to 2 s (or the deadline) to make its first clock call.
 class ServerClocks final : public Clocks {
  public:
   ServerClocks(NodeClocks& clocks, LockServer& server, Runtime& runtime)
       : clocks_(clocks), server_(server), runtime_(runtime) {}
   bool available() const override { return true; }
-  void set_offset(const std::string& node, std::chrono::milliseconds offset) override;
+  void set_offset(const std::string& node, std::chrono::milliseconds offset, const Deadline& deadline) override;
   std::chrono::milliseconds offset(const std::string& node) const override { return clocks_.offset(node); }
 
  private:
-  bool reached(const std::string& node);
+  bool reached(const std::string& node, const Deadline& deadline);
 
   NodeClocks& clocks_;
   LockServer& server_;

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 #include <ctime>
+#include <iostream>
 
 #include "platform/json_text.h"
 #include "platform/runtime.h"
@@ -22,18 +23,40 @@ HistoryRecorder::HistoryRecorder(const std::filesystem::path& path, std::int64_t
 }
 
 HistoryRecorder::~HistoryRecorder() {
-  {
-    std::lock_guard lock(mu_);
-    closing_ = true;
+  const std::string error = finish();
+  std::lock_guard lock(mu_);
+  if (!error.empty() && !error_heard_) {  // nobody called close(): the run never learnt of it
+    std::cerr << "fencecheck: error: " << error << "; the history lacks its last lines\n";
   }
-  wake_.notify_all();
-  flusher_.join();
-  try {
-    flush();
-  } catch (const std::exception&) {
-    // Already reported by the record() or flush() that met it, or nobody left to tell.
+}
+
+void HistoryRecorder::close() {
+  if (finish().empty()) return;
+  std::lock_guard lock(mu_);
+  throw_write_error_locked();
+}
+
+std::string HistoryRecorder::finish() noexcept {
+  std::lock_guard once(close_mu_);
+  if (!closed_) {
+    closed_ = true;
+    {
+      std::lock_guard lock(mu_);
+      closing_ = true;
+    }
+    wake_.notify_all();
+    flusher_.join();
+    write_pending();
+    std::lock_guard writing(write_mu_);
+    // close(2) may report a failed write-back (NFS, a full disk); EINTR closed it all the same.
+    if (::close(fd_) != 0 && errno != EINTR) {
+      std::lock_guard lock(mu_);
+      if (write_error_.empty()) write_error_ = "cannot close " + path_.string() + ": " + std::strerror(errno);
+    }
+    fd_ = -1;
   }
-  ::close(fd_);
+  std::lock_guard lock(mu_);
+  return write_error_;
 }
 
 void HistoryRecorder::flush_loop() {
@@ -41,22 +64,29 @@ void HistoryRecorder::flush_loop() {
     {
       std::unique_lock lock(mu_);
       wake_.wait_for(lock, kFlushEvery, [this] { return closing_; });
-      if (closing_) return;  // the destructor writes the rest
+      if (closing_) return;  // finish() writes the rest
     }
-    try {
-      flush();
-    } catch (const std::exception&) {
-      return;  // write_error_ holds it for the next record() or flush()
-    }
+    if (!write_pending()) return;  // write_error_ holds it for the next record(), flush() or close()
   }
 }
 
 void HistoryRecorder::flush() {
+  if (write_pending()) return;
+  std::lock_guard lock(mu_);
+  throw_write_error_locked();
+}
+
+void HistoryRecorder::throw_write_error_locked() {
+  error_heard_ = true;
+  throw HarnessError(write_error_);
+}
+
+bool HistoryRecorder::write_pending() noexcept {
   std::lock_guard writing(write_mu_);
   std::string batch;
   {
     std::lock_guard lock(mu_);
-    if (!write_error_.empty()) throw HarnessError(write_error_);
+    if (!write_error_.empty()) return false;
     batch.swap(pending_);
   }
   for (std::size_t done = 0; done < batch.size();) {
@@ -65,10 +95,11 @@ void HistoryRecorder::flush() {
     if (n < 0) {
       std::lock_guard lock(mu_);
       write_error_ = "cannot write " + path_.string() + ": " + std::strerror(errno);
-      throw HarnessError(write_error_);
+      return false;
     }
     done += static_cast<std::size_t>(n);
   }
+  return true;
 }
 
 std::int64_t HistoryRecorder::monotonic_ns() {
@@ -138,7 +169,8 @@ void HistoryRecorder::record_nemesis(const std::string& f, const nlohmann::json&
 }
 
 Nanos HistoryRecorder::write_locked(const std::string& body) {
-  if (!write_error_.empty()) throw HarnessError(write_error_);
+  if (!write_error_.empty()) throw_write_error_locked();
+  if (closing_) throw HarnessError("cannot record to " + path_.string() + ": it is closed");
   const Nanos time = monotonic_ns() - t0_;
   pending_ += "{\"index\":";
   pending_ += std::to_string(index_.load());

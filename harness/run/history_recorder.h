@@ -5,7 +5,10 @@
 // so a killed controller leaves a prefix of the history lacking at most that last stretch;
 // a write per line cost the controller a tenth of its time per op. Thread-safe.
 // Throws HarnessError when the file cannot be created or written (a failed write is
-// thrown by the next record() or flush()).
+// thrown by the next record(), flush() or close()). The run calls close() once the last
+// line is recorded and before the history is judged: it is the only call that tells of a
+// failure to write the final lines. The destructor never throws; one that meets a write
+// error nobody was told of (no close(), or close() not reached) writes it to stderr.
 #pragma once
 
 #include <atomic>
@@ -65,6 +68,11 @@ class HistoryRecorder {
   // HarnessError if any write failed.
   void flush();
   static constexpr std::chrono::milliseconds kFlushEvery{5};
+  // Writes every line recorded so far and closes the file; a record() after it throws.
+  // Throws HarnessError naming the file if any line could not be written (now or before)
+  // or the file cannot be closed — the history then lacks lines and must not be judged as
+  // whole. Blocks on the disk only; a second call does nothing more (and throws the same).
+  void close();
 
   static std::int64_t monotonic_ns();
 
@@ -74,13 +82,23 @@ class HistoryRecorder {
   // it). Returns the line's time.
   Nanos write_locked(const std::string& body);
   void flush_loop();
+  // close()'s work, done once: stops the flusher, writes the rest, closes fd_. Returns the
+  // first error ("" if none) and never throws.
+  std::string finish() noexcept;
+  // Writes what is pending in one batch; false (write_error_ says why) if any write failed.
+  bool write_pending() noexcept;
+  // Throws write_error_ (under mu_), marking it heard.
+  [[noreturn]] void throw_write_error_locked();
   std::filesystem::path path_;
   std::int64_t t0_;
   void count_locked(OpType type, OpFn f, Nanos time, bool not_sent);
   mutable std::mutex mu_;
   std::string pending_;      // recorded, not yet written (under mu_)
-  std::string write_error_;  // the first failed write (under mu_)
-  bool closing_ = false;     // under mu_
+  std::string write_error_;  // the first failed write or close (under mu_)
+  bool error_heard_ = false; // write_error_ was thrown to a caller (under mu_)
+  bool closing_ = false;     // under mu_: no more records, the flusher stops
+  std::mutex close_mu_;      // one finish() at a time
+  bool closed_ = false;      // under close_mu_
   std::condition_variable wake_;
   std::mutex write_mu_;      // one writer at a time, so that batches reach the file in order
   int fd_ = -1;

@@ -5,10 +5,10 @@
 
 #include "backends/registry.h"
 #include "harness/run/runner.h"
-#include "nemesis/nemesis.h"
+#include "nemesis/fault_registry.h"
 #include "nemesis/plan.h"
 #include "nemesis/plan_actions.h"
-#include "platform/runtime.h"
+#include "platform/runtime_registry.h"
 #include "workloads/workload.h"
 
 namespace fencecheck {

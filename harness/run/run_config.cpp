@@ -6,27 +6,20 @@
 
 #include "adapters/registry.h"
 #include "backends/registry.h"
+#include "harness/run/capability_check.h"
 #include "harness/run/topology.h"
 #include "nemesis/clock/node_clocks.h"
-#include "nemesis/nemesis.h"
+#include "nemesis/fault_registry.h"
 #include "nemesis/plan.h"
 #include "nemesis/targets.h"
 #include "platform/errors.h"
+#include "platform/external_runtime.h"
 #include "platform/nodes_file.h"
-#include "platform/runtime.h"
+#include "platform/runtime_registry.h"
 #include "workloads/workload.h"
 
 namespace fencecheck {
 namespace {
-
-// "netns": the runtimes that can cut links, for the message that names them.
-std::string network_cutting_runtimes() {
-  std::string names;
-  for (const RuntimeInfo& r : runtime_registry()) {
-    if (r.cuts_network) names += (names.empty() ? "" : ", ") + r.name;
-  }
-  return names;
-}
 
 // True when one of `faults` reads the option `name` (its registry entry lists it): a rule
 // about that option only binds a run that uses it.
@@ -37,48 +30,6 @@ bool a_fault_reads(const std::vector<std::string>& faults, const std::string& na
   });
 }
 
-}  // namespace
-
-std::optional<std::string> runtime_fault_problem(const FaultInfo& info, const RuntimeInfo& rt, bool aims_at_clients) {
-  if (info.needs_freeze && !rt.freezes_nodes) {
-    return "freezes a whole node, which the " + rt.name + " runtime cannot: use --runtime docker";
-  }
-  if (info.needs_net && !rt.cuts_network) {
-    return "cuts the network, which the " + rt.name + " runtime cannot: use one that can (" +
-           network_cutting_runtimes() + ")";
-  }
-  if (info.needs_clocks && !rt.shifts_clocks) {
-    return "shifts clocks through the clock library, which the " + rt.name +
-           " runtime does not reach yet: use --runtime netns";
-  }
-  if (!rt.manages_servers && !info.client_side && !(info.targets_clients && aims_at_clients)) {
-    return "acts on the servers, which the " + rt.name + " runtime does not run (it drives the clients only)";
-  }
-  return std::nullopt;
-}
-
-std::map<std::string, std::string> faults_unavailable_under(const RuntimeInfo& rt, bool aims_at_clients) {
-  std::map<std::string, std::string> out;
-  for (const FaultInfo& f : fault_registry()) {
-    if (auto why = runtime_fault_problem(f, rt, aims_at_clients)) out[f.name] = *why;
-  }
-  return out;
-}
-
-std::string faults_available_under(const RuntimeInfo& rt) {
-  std::string can, with_targets;
-  for (const FaultInfo& f : fault_registry()) {
-    if (!runtime_fault_problem(f, rt, false)) {
-      can += (can.empty() ? "" : ", ") + f.name;
-    } else if (!runtime_fault_problem(f, rt, true)) {
-      with_targets += (with_targets.empty() ? "" : ", ") + f.name;
-    }
-  }
-  if (!with_targets.empty()) can += "; with --nemesis-targets clients: " + with_targets;
-  return can;
-}
-
-namespace {
 // The run's servers and clients, as a plan names them; throws std::invalid_argument when
 // the backend's options do not resolve.
 std::pair<std::vector<std::string>, std::vector<std::string>> plan_nodes(const RunConfig& c) {
@@ -145,39 +96,23 @@ std::optional<std::string> RunConfig::input_problem(const OptionSchema& schema) 
       // the backend's own problem, reported below
     }
   }
+  const bool aims_at_clients = opts.has("nemesis-targets") && opts.text("nemesis-targets") == kClientTargets;
+  const RunProviders providers{rt, b, opts.has("client") ? opts.text("client") : std::string(kNativeClient)};
   for (const auto& f : nemesis) {
     const FaultInfo* info = find_fault(f);
     if (info == nullptr) return "unknown fault \"" + f + "\"; valid faults: " + fault_names() + " (or none)";
     if (info->planned_only && plan.empty() && replay.empty()) {
       return "fault \"" + f + "\" acts only as a --plan step says (" + info->description + ")";
     }
-    const bool aims_at_clients = opts.has("nemesis-targets") && opts.text("nemesis-targets") == kClientTargets;
-    if (auto why = rt == nullptr ? std::nullopt : runtime_fault_problem(*info, *rt, aims_at_clients)) {
-      std::string message = "fault \"" + f + "\" " + *why;
-      if (!rt->manages_servers) message += "; available here: " + faults_available_under(*rt);
-      return message;
-    }
-    if (opts.has("nemesis-targets") && opts.text("nemesis-targets") == kClientTargets && !info->targets_clients &&
-        std::find(info->options.begin(), info->options.end(), "nemesis-targets") != info->options.end()) {
-      return "--nemesis-targets clients applies to clock-bump and clock-strobe only, not to " + f;
-    }
-    if (info->pauses_inside_client) {
-      const AdapterInfo* a = opts.has("client") ? find_adapter(opts.text("client")) : nullptr;
-      if (a == nullptr || !a->pauses_after_send) {
-        std::string can;
-        for (const AdapterInfo& x : adapter_registry()) {
-          if (x.pauses_after_send) can += (can.empty() ? "" : ", ") + x.name;
-        }
-        return "fault \"" + f + "\" pauses inside the client's lock library, which --client " +
-               (opts.has("client") ? opts.text("client") : std::string(kNativeClient)) + " cannot: use --client " + can;
+    if (auto why = missing_capability(fault_needs(*info, aims_at_clients), providers)) {
+      if (rt != nullptr && !rt->offers.has(Capability::kRunsServers)) {
+        return *why + "; available here: " + faults_available_under(*rt);
       }
+      return why;
     }
-    if (info->needs_clocks && !b->clock_unreachable.empty() && !aims_at_clients) {
-      return "fault \"" + f + "\" cannot shift the clocks of backend " + backend + "'s servers: " +
-             b->clock_unreachable + " (--nemesis-targets clients shifts the clients' clocks instead)";
-    }
-    if (info->needs_leader && !b->has_leader) {
-      return "fault \"" + f + "\" cuts off the leader, but backend " + backend + " has none";
+    if (aims_at_clients && !info->targets_clients &&
+        std::find(info->options.begin(), info->options.end(), "nemesis-targets") != info->options.end()) {
+      return "--nemesis-targets clients applies to " + faults_aimed_by_client_targets() + " only, not to " + f;
     }
   }
   if (resource != "fenced" && resource != "unfenced") {
@@ -186,15 +121,10 @@ std::optional<std::string> RunConfig::input_problem(const OptionSchema& schema) 
   if (auto p = schema.problem(opts)) return p;
   if (opts.has("client")) {
     if (auto p = adapter_backend_problem(opts.text("client"), backend)) return p;
-    // The image (docker/) carries the servers, not the adapters' Node, Java and Python.
-    const RuntimeInfo* where = find_runtime(runtime);
-    if (opts.text("client") != kNativeClient && where != nullptr && !where->runs_adapters) {
-      return "--client " + opts.text("client") + " runs under --runtime netns or local: the " + runtime +
-             " runtime's nodes have no adapter interpreters (Node, Java, Python) or adapter files";
-    }
+    if (auto p = missing_capability(client_needs(opts.text("client")), providers)) return p;
   }
   const std::string endpoints = opts.has("endpoints") ? opts.text("endpoints") : "";
-  if (rt != nullptr && !rt->manages_servers) {
+  if (rt != nullptr && !rt->offers.has(Capability::kRunsServers)) {
     if (endpoints.empty()) {
       return "--runtime " + runtime + " needs --endpoints " + backend + "=HOST:PORT[,HOST:PORT...]: the servers you run";
     }
@@ -231,7 +161,7 @@ std::optional<std::string> RunConfig::input_problem(const OptionSchema& schema) 
 std::optional<std::string> RunConfig::problem(const OptionSchema& schema) const {
   if (auto p = input_problem(schema)) return p;
   for (const auto& f : nemesis) {
-    if (find_fault(f)->needs_clocks && !clocks_available) {
+    if (find_fault(f)->needs.has(Capability::kShiftsClocks) && !clocks_available) {
       return "fault \"" + f + "\" shifts node clocks, but libfcclock.so is not beside the fencecheck "
              "binary: rebuild (scripts/build.sh)";
     }
@@ -239,11 +169,7 @@ std::optional<std::string> RunConfig::problem(const OptionSchema& schema) const 
   if (const RuntimeInfo* rt = find_runtime(runtime)) {
     if (auto why = rt->unavailable()) return *why;
   }
-  if (const RuntimeInfo* rt = find_runtime(runtime); rt != nullptr && !rt->shares_files) {
-    if (const BackendInfo* b = find_backend(backend); !b->needs_shared_files.empty()) {
-      return "backend " + backend + " cannot run under --runtime " + runtime + " yet: " + b->needs_shared_files;
-    }
-  }
+  if (auto p = missing_capability(backend_needs(*find_backend(backend)), {.runtime = find_runtime(runtime)})) return p;
   const std::string nodes_file = opts.has("nodes-file") ? opts.text("nodes-file") : "";
   if (runtime == "ssh" && nodes_file.empty()) {
     return "--runtime ssh needs --nodes-file FILE: the hosts, one JSON object per line (docs/runtimes.md)";
@@ -259,7 +185,7 @@ std::optional<std::string> RunConfig::problem(const OptionSchema& schema) const 
       return e.what();
     }
   }
-  if (const RuntimeInfo* rt = find_runtime(runtime); rt == nullptr || rt->manages_servers) {
+  if (const RuntimeInfo* rt = find_runtime(runtime); rt == nullptr || rt->offers.has(Capability::kRunsServers)) {
     // the user's own servers (--runtime external) need nothing installed here
     if (auto missing = missing_binary_message(*find_backend(backend))) return *missing;
   }

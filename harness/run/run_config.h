@@ -3,7 +3,8 @@
 // is config.json and from_json() reads it back (--replay); repro_args() is the command
 // line that reruns the same test (seed included). The value options live in `opts`, as
 // declared once in run_options.h; the cross-option rules (a pause shorter than the test,
-// clock-min ≤ clock-max, what each fault needs) are problem()'s. Not thread-safe; a value.
+// clock-min ≤ clock-max) are problem()'s, and what each fault, the backend and the client
+// need of the others is capability_check.h's. Not thread-safe; a value.
 #pragma once
 
 #include <cstdint>
@@ -17,9 +18,6 @@
 #include "harness/run/run_options.h"
 
 namespace fencecheck {
-
-struct FaultInfo;
-struct RuntimeInfo;
 
 struct RunConfig {
   std::string backend = "redis";
@@ -62,14 +60,5 @@ struct RunConfig {
   // give each of their runs its own).
   std::vector<std::string> test_args(const OptionSchema& schema = run_option_schema()) const;
 };
-
-// What a runtime lets a fault do, declared once from the two registries' flags: why `info`
-// cannot run under rt (a node it cannot freeze, links it cannot cut, clocks it does not
-// reach, servers it does not run), or nullopt. aims_at_clients: --nemesis-targets clients.
-std::optional<std::string> runtime_fault_problem(const FaultInfo& info, const RuntimeInfo& rt, bool aims_at_clients);
-// Every registered fault rt cannot run, with why (config.json's "unavailable_faults").
-std::map<std::string, std::string> faults_unavailable_under(const RuntimeInfo& rt, bool aims_at_clients);
-// "pause-holder, …; with --nemesis-targets clients: clock-bump, …": what rt can run.
-std::string faults_available_under(const RuntimeInfo& rt);
 
 }  // namespace fencecheck

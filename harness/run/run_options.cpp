@@ -4,8 +4,8 @@
 
 #include "adapters/registry.h"
 #include "checkers/registry.h"
-#include "nemesis/nemesis.h"
-#include "platform/runtime.h"
+#include "nemesis/fault_registry.h"
+#include "platform/runtime_registry.h"
 
 namespace fencecheck {
 namespace {

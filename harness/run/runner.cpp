@@ -16,7 +16,8 @@
 #include "checkers/registry.h"
 #include "harness/results.h"
 #include "harness/run/bench_health.h"
-#include "harness/run/client_session.h"
+#include "harness/run/capability_check.h"
+#include "harness/run/client_fleet.h"
 #include "harness/run/fault_capabilities.h"
 #include "harness/run/history_recorder.h"
 #include "harness/run/interrupts.h"
@@ -30,8 +31,10 @@
 #include "nemesis/schedule.h"
 #include "nemesis/targets.h"
 #include "platform/atomic_file.h"
+#include "platform/external_runtime.h"
 #include "platform/json_text.h"
 #include "platform/run_state.h"
+#include "platform/runtime_registry.h"
 #include "workloads/workload.h"
 
 namespace fencecheck {
@@ -39,6 +42,9 @@ namespace {
 
 namespace fs = std::filesystem;
 using std::chrono::milliseconds;
+
+constexpr milliseconds kTeardown{60000};
+constexpr milliseconds kInterruptedTeardown{2000};
 
 double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
@@ -61,7 +67,6 @@ class Runner {
   void set_up();
   void start_nodes();
   void run_clients();
-  void final_reads(std::vector<std::unique_ptr<WorkerSession>>& sessions);
   void teardown() noexcept;
   int judge();
   // The nemesis gets the run's one options map; each fault reads its own options from it.
@@ -89,6 +94,7 @@ class Runner {
   std::unique_ptr<BenchHealth> health_;
   std::string resource_address_;
   SteadyTime time_;
+  LockEventBus events_;  // before the schedule, whose families subscribe to it
   std::unique_ptr<RuntimeNet> net_;
   std::unique_ptr<ServerProcesses> server_processes_;
   std::unique_ptr<NodeClocks> node_clocks_;  // the offset files; null without the library
@@ -123,7 +129,7 @@ int Runner::run() {
     // The server's nodes may depend on its options (redlock's n=3 or 5); making the
     // server object starts nothing.
     server_ = backend_->make_server(c_.backend_options);
-    if (!find_runtime(c_.runtime)->manages_servers) {
+    if (!find_runtime(c_.runtime)->offers.has(Capability::kRunsServers)) {
       server_ = std::make_unique<ExternalServer>(std::move(server_), parse_endpoints(c_.opts.text("endpoints")).servers);
     }
     faults_ = load_fault_source(c_, server_->nodes(), clients_, fault_options());
@@ -137,7 +143,7 @@ int Runner::run() {
     set_up();
     record_.setup_seconds = seconds_since(t_start);
     run_clients();
-    history_->flush();  // every line in the file before the checkers read it
+    history_->close();  // every line written and the file closed before the checkers read it; throws naming the file if any is missing
   } catch (const Interrupted&) {  // a setup wait gave up, or check_interrupt()
     out_ << "fencecheck run: interrupted during setup; nothing was tested\n";
     teardown();
@@ -182,7 +188,7 @@ void Runner::set_up() {
   update_latest(c_.store, dir_);
   out_ << "fencecheck run: " << c_.name << " (seed " << *c_.seed << ", runtime " << c_.runtime
        << ") in " << dir_.string() << std::endl;
-  if (!find_runtime(c_.runtime)->manages_servers) {
+  if (!find_runtime(c_.runtime)->offers.has(Capability::kRunsServers)) {
     std::string names;
     for (const auto& [fault, _] : unavailable) names += (names.empty() ? "" : ", ") + fault;
     out_ << "fencecheck run: unavailable under --runtime " << c_.runtime << ": " << names << std::endl;
@@ -215,7 +221,7 @@ void Runner::start_nodes() {
   runtime_->share(control_dir_, true);
   runtime_->share(exe_, false);
   if (find_adapter(c_.opts.text("client")) != nullptr) runtime_->share(adapters_dir(), false);  // lib/ too
-  if (find_runtime(c_.runtime)->shifts_clocks) {
+  if (find_runtime(c_.runtime)->offers.has(Capability::kShiftsClocks)) {
     if (auto library = NodeClocks::find_library(exe_)) runtime_->share(*library, false);
   }
   std::vector<std::string> nodes = server_->nodes();
@@ -226,15 +232,16 @@ void Runner::start_nodes() {
   // library, so that clock faults can shift it; the resource node keeps the host's.
   // A runtime the library cannot reach gets none: clock faults are refused there before
   // the run.
-  const auto library = find_runtime(c_.runtime)->shifts_clocks ? NodeClocks::find_library(exe_) : std::nullopt;
+  const bool shifts = find_runtime(c_.runtime)->offers.has(Capability::kShiftsClocks);
+  const auto library = shifts ? NodeClocks::find_library(exe_) : std::nullopt;
   if (library) {
     std::vector<std::string> shifted = server_->nodes();
     shifted.insert(shifted.end(), clients_.begin(), clients_.end());
     node_clocks_ = std::make_unique<NodeClocks>(*library, control_dir_ / "clock", shifted);
     runtime_->set_spec_decorator([c = node_clocks_.get()](ProcessSpec& spec) { c->decorate(spec); });
     // Under ssh the nodes hold copies of the offset files: each shift is written into them.
-    node_clocks_->set_publisher([rt = runtime_.get()](const fs::path& file, std::size_t bytes) {
-      rt->file_changed(file, bytes);
+    node_clocks_->set_publisher([rt = runtime_.get()](const fs::path& file, std::size_t bytes, const Deadline& d) {
+      rt->file_changed(file, bytes, d);
     });
   }
   server_->setup(*runtime_, dir_ / "nodes");
@@ -254,41 +261,16 @@ void Runner::run_clients() {
   } else {
     clocks_ = std::make_unique<FixedClocks>();
   }
-  nemesis_ctx_ = std::make_unique<NemesisContext>(
-      NemesisContext{*net_, *server_processes_, *workers_, *clocks_, *fault_log_, time_});
+  nemesis_ctx_ = std::make_unique<NemesisContext>(NemesisContext{*net_, *server_processes_, *workers_, *clocks_,
+                                                                 *fault_log_, time_, events_, [] { return false; },
+                                                                 [] { return interrupts() > 0; }});
   const std::chrono::nanoseconds replay_until = faults_.must_last();
   schedule_ = faults_.make_schedule(c_, *nemesis_ctx_, fault_options());
-  SessionShared shared{*history_, *workers_, *health_, running, next_process, next_element,
-                       [this](const std::string& node) { schedule_->on_acquired(node); },
+  SessionShared shared{*history_, *workers_,       *health_,           running,
+                       next_process, next_element,     events_,            time_,
                        c_.opts.ms("ttl-ms"), c_.opts.ms("op-timeout-ms"),
-                       static_cast<std::uint64_t>(c_.opts.integer("max-info")),
-                       [this](const std::string& node) { schedule_->on_acquire_sent(node); },
-                       [this](const std::string& node) { schedule_->on_acquire_ended(node); },
-                       [this](const std::string& node) { return schedule_->pause_in_acquire(node); },
-                       [this](const LockEvent& e) { schedule_->on_lock_event(e); }};
-  std::vector<std::unique_ptr<WorkerSession>> sessions;
-  for (int i = 0; i < concurrency; ++i) {
-    sessions.push_back(std::make_unique<WorkerSession>(shared, clients_[static_cast<std::size_t>(i)], i,
-                                                       *c_.seed + 1 + static_cast<std::uint64_t>(i)));
-  }
-  // Notices reach the sessions while they exist; the workers' threads outlive them.
-  struct Directory {
-    std::mutex mu;
-    std::map<std::string, WorkerSession*> by_node;
-  };
-  auto directory = std::make_shared<Directory>();
-  for (auto& s : sessions) directory->by_node[s->node()] = s.get();
-  workers_->set_notice_sink([directory](const std::string& node, const WorkerHandle::Notice& n) {
-    std::lock_guard lock(directory->mu);
-    if (auto it = directory->by_node.find(node); it != directory->by_node.end()) it->second->notice(n);
-  });
-  struct Forget {
-    std::shared_ptr<Directory> directory;
-    ~Forget() {
-      std::lock_guard lock(directory->mu);
-      directory->by_node.clear();
-    }
-  } forget{directory};
+                       static_cast<std::uint64_t>(c_.opts.integer("max-info"))};
+  ClientFleet fleet(shared, clients_, *c_.seed);
   const double time_limit_s = c_.opts.number("time-limit");
   Progress progress(out_, time_limit_s, *history_, [this] { return schedule_->describe_active(); });
   auto start = std::chrono::steady_clock::now();
@@ -297,28 +279,7 @@ void Runner::run_clients() {
                                     std::chrono::duration<double>(time_limit_s)),
                                 std::chrono::duration_cast<std::chrono::steady_clock::duration>(replay_until));
   schedule_->start();
-  // A client thread that fails (the history cannot be written) ends the test for all;
-  // the first error is rethrown here once every thread has stopped.
-  std::mutex failure_mu;
-  std::exception_ptr failure;
-  std::vector<std::thread> threads;
-  for (auto& s : sessions) {
-    threads.emplace_back([&, session = s.get()] {
-      try {
-        workload_->run_client(*session);
-      } catch (...) {
-        std::lock_guard lock(failure_mu);
-        if (!failure) failure = std::current_exception();
-        running = false;
-      }
-    });
-  }
-  auto any_client_running = [&] {
-    for (const auto& s : sessions) {
-      if (s->running()) return true;
-    }
-    return false;
-  };
+  fleet.start(*workload_);
   // Nothing below may leave the client threads running: an exception of this loop is kept
   // and rethrown once they are joined.
   std::exception_ptr loop_failure;
@@ -335,24 +296,36 @@ void Runner::run_clients() {
       // because the servers are gone) has done nothing that could explain a stall.
       std::vector<std::string> problems = health_->poll(schedule_->acting());
       for (const auto& p : problems) err_ << "\nfencecheck run: the bench failed: " << p << "\n";
-      if (!problems.empty() || !any_client_running()) break;
+      if (!problems.empty() || !fleet.any_running()) break;
       progress.update();
       std::this_thread::sleep_for(milliseconds(50));
     }
   } catch (...) {
     loop_failure = std::current_exception();
   }
-  schedule_->heal_now();  // paused clients resume and finish their ops: the join is quick
+  // No new op from here; the heal lets paused clients resume and finish the ops they have in
+  // flight, while the others already do: the join is quick.
   running = false;
-  for (auto& t : threads) t.join();
+  schedule_->heal_now();
+  std::exception_ptr client_failure;
+  try {
+    fleet.join();
+  } catch (...) {
+    client_failure = std::current_exception();
+  }
   schedule_->stop();
   if (loop_failure) std::rethrow_exception(loop_failure);
   record_.test_seconds = seconds_since(start);
   record_.controller_cpu_seconds = process_cpu_seconds() - cpu_start;
   health_->finish(history_->now());
-  if (failure) std::rethrow_exception(failure);
-  if (!schedule_->error().empty()) throw HarnessError("the nemesis failed: " + schedule_->error());
-  if (interrupts() < 2) final_reads(sessions);
+  if (client_failure) std::rethrow_exception(client_failure);
+  if (!schedule_->error().empty()) {
+    // Once the user pressed Ctrl-C only the final heal can fail (a host that stopped
+    // answering): the run is interrupted already, and the teardown removes every cut.
+    if (!record_.interrupted) throw HarnessError("the nemesis failed: " + schedule_->error());
+    err_ << "fencecheck run: warning: " << schedule_->error() << "\n";
+  }
+  fleet.final_reads(workload_->final_read_keys(), [] { return interrupts() >= 2; });
   // The main loop's polls ended with the test phase; a process that died during the final
   // reads (the resource, failing to write its log) is a problem all the same.
   for (const auto& p : health_->poll(true)) err_ << "\nfencecheck run: the bench failed: " << p << "\n";
@@ -361,24 +334,14 @@ void Runner::run_clients() {
   progress.finish();
 }
 
-// The first client whose worker still answers reads each key. Sessions ignore the end of
-// the test phase for an op already asked for, so the clients' own sessions do it.
-void Runner::final_reads(std::vector<std::unique_ptr<WorkerSession>>& sessions) {
-  for (const auto& key : workload_->final_read_keys()) {
-    for (auto& s : sessions) {
-      if (interrupts() >= 2) return;
-      Process* worker = workers_->process(s->node());
-      if (s->stopped() || worker == nullptr || !worker->alive()) continue;
-      if (s->invoke(OpFn::kRead, key, nullptr).type == OpType::kOk) break;
-    }
-  }
-}
-
+// Bounded on every runtime: 60 s normally, 2 s once the user pressed Ctrl-C (a silent ssh
+// host is then left to `fencecheck clean --nodes-file`, and a warning says so).
 void Runner::teardown() noexcept {
+  const Deadline deadline = Deadline::after(interrupts() > 0 ? kInterruptedTeardown : kTeardown);
   try {
     if (schedule_) schedule_->stop();
-    if (workers_) workers_->shutdown_all(milliseconds(1000));
-    if (server_) server_->teardown();
+    if (workers_) workers_->shutdown_all(std::min(milliseconds(1000), deadline.left() / 4));
+    if (server_) server_->teardown(deadline);
   } catch (const std::exception& e) {
     err_ << "fencecheck run: warning: during teardown: " << e.what() << "\n";
   }
@@ -388,7 +351,7 @@ void Runner::teardown() noexcept {
   health_.reset();
   workers_.reset();
   server_.reset();
-  if (runtime_) runtime_->destroy();  // every process stopped, every namespace removed
+  if (runtime_) runtime_->destroy(deadline);  // every process stopped, every namespace removed
   runtime_.reset();
   node_clocks_.reset();
   if (!control_dir_.empty()) {

@@ -15,7 +15,7 @@ std::string start_resource_node(Runtime& runtime, const ResourceLaunch& launch) 
   const std::string address = r.address + ":" + std::to_string(port);
   Process& p = runtime.spawn({node, ResourceNode::kService,
                               {launch.exe.string(), "resource", "--listen", address, "--mode", launch.mode, "--log",
-                               launch.log.string(), "--t0-ns", std::to_string(launch.t0_ns + runtime.monotonic_offset_ns(ResourceNode::kNode))},
+                               launch.log.string(), "--t0-ns", std::to_string(launch.t0_ns + runtime.monotonic_offset_ns(ResourceNode::kNode, Deadline::after(std::chrono::seconds(10))))},
                               {}, launch.nodes_dir / node / "resource.log", {}, {}});
   runtime.wait_ready(
       p, [&] { return runtime.tcp_connects(node, r.address, port, std::chrono::milliseconds(200)); },

@@ -28,7 +28,7 @@ WorkerPool::~WorkerPool() {
 void WorkerPool::start_all() {
   // Every worker is spawned first, then all are awaited at once: their execs, sockets and
   // first connections to the servers overlap, so setup does not grow with the clients.
-  for (const auto& node : nodes_) launch(node);
+  for (const auto& node : nodes_) launch(node, Deadline::only_cancel(setup_.interrupted));
   std::mutex failure_mu;
   std::exception_ptr failure;
   std::atomic<bool> failed{false};
@@ -38,7 +38,7 @@ void WorkerPool::start_all() {
     waits.emplace_back([&, node] {
       try {
         // One failure ends the other waits (kGaveUp): the run is over anyway.
-        Readiness r = await_ready(node, [&] { return failed.load(); });
+        Readiness r = await_ready(node, Deadline::only_cancel([&] { return failed.load(); }));
         if (r == Readiness::kGaveUp && failed) return;
         if (r != Readiness::kReady) throw Interrupted("worker on " + node + ": the wait for it was interrupted");
       } catch (...) {
@@ -67,22 +67,32 @@ std::shared_ptr<WorkerHandle> WorkerPool::handle(const std::string& node, std::u
 Process* WorkerPool::process(const std::string& node) const { return current(node).process; }
 
 void WorkerPool::start(const std::string& node) {
-  launch(node);
-  if (await_ready(node, {}) != Readiness::kReady) {
+  launch(node, Deadline::only_cancel(setup_.interrupted));
+  if (await_ready(node, Deadline::only_cancel({})) != Readiness::kReady) {
     throw Interrupted("worker on " + node + ": the wait for it was interrupted");
   }
 }
 
-void WorkerPool::launch(const std::string& node) {
-  std::lock_guard lock(mu_);  // spawn returns once the child has exec'd: bounded
-  if (workers_.contains(node) || launched_.contains(node)) return;
-  std::string socket = (setup_.control_dir / (node + ".sock")).string();
-  Process& p = runtime_.spawn({node, "worker", {setup_.exe.string(), "worker", "--socket", socket, "--node", node},
-                               {}, setup_.nodes_dir / node / "worker.log", {}, {}, {socket, op_socket_path(socket)}});
-  launched_[node] = Worker{&p, std::make_shared<WorkerHandle>(socket), 0};
+// Reserved under the lock, spawned outside it, published under it (the pool's lock is what
+// every op's handle() takes). The spawn is bounded by the runtime (it returns once the child
+// has exec'd; under ssh, its uploads by the runtime's set-up step).
+void WorkerPool::launch(const std::string& node, const Deadline&) {
+  const std::string socket = (setup_.control_dir / (node + ".sock")).string();
+  starting_.run(
+      mu_, node, [&] { return workers_.contains(node) || launched_.contains(node); },
+      [&] {
+        return &runtime_.spawn({node, "worker", {setup_.exe.string(), "worker", "--socket", socket, "--node", node},
+                                {}, setup_.nodes_dir / node / "worker.log", {}, {}, {socket, op_socket_path(socket)}});
+      },
+      [&](Process* p) { launched_[node] = Worker{p, std::make_shared<WorkerHandle>(socket), 0}; });
 }
 
-Readiness WorkerPool::await_ready(const std::string& node, const CancelCheck& give_up) {
+std::chrono::milliseconds WorkerPool::take_pause_inside() {
+  if (pause_inside_ms_.load() == 0) return std::chrono::milliseconds(0);  // the common case
+  return std::chrono::milliseconds(pause_inside_ms_.exchange(0));
+}
+
+Readiness WorkerPool::await_ready(const std::string& node, const Deadline& deadline) {
   Worker w;
   {
     std::lock_guard lock(mu_);
@@ -95,8 +105,9 @@ Readiness WorkerPool::await_ready(const std::string& node, const CancelCheck& gi
   }
   // The connection is waited for in short steps so that give_up is heard; the Runtime's
   // await_ready adds its interrupt check and throws if the worker exits meanwhile.
+  const CancelCheck give_up = deadline.cancel();
   Readiness r = runtime_.await_ready(
-      *w.process, [&] { return w.handle->connects_within(milliseconds(50)); }, milliseconds(10000), give_up);
+      *w.process, [&] { return w.handle->connects_within(milliseconds(50)); }, deadline.within(milliseconds(10000)));
   try {
     if (r == Readiness::kTimedOut) throw HarnessError("it did not accept a connection within 10000 ms");
     if (r == Readiness::kReady) {
@@ -130,19 +141,21 @@ Readiness WorkerPool::await_ready(const std::string& node, const CancelCheck& gi
   return Readiness::kReady;
 }
 
-bool WorkerPool::pause(const std::string& node) {
-  std::lock_guard acting(act_mu_);
+bool WorkerPool::pause(const std::string& node, const Deadline& deadline) {
+  std::lock_guard acting(acting_.lock(node));
   Process* p = process(node);
   if (p == nullptr) return false;
-  if (!p->pause()) {
-    p->resume();  // not reported as paused, so nothing else would ever resume it
-    throw HarnessError("worker on " + node + " did not stop within 2 s of SIGSTOP");
+  if (!p->pause(deadline)) {
+    // Not reported as paused, so nothing else would ever resume it.
+    p->resume(Deadline::after(milliseconds(1000)));
+    throw HarnessError("worker on " + node + " did not stop within " + deadline.budget_text() + " of SIGSTOP");
   }
   return true;
 }
 
-void WorkerPool::resume(const std::string& node) {
-  if (Process* p = process(node)) p->resume();
+// Without the node's lock: a SIGCONT never waits behind a slow kill or stop.
+void WorkerPool::resume(const std::string& node, const Deadline& deadline) {
+  if (Process* p = process(node)) p->resume(deadline);
 }
 
 WorkerPool::Worker WorkerPool::take(const std::string& node) {
@@ -155,21 +168,21 @@ WorkerPool::Worker WorkerPool::take(const std::string& node) {
   return w;
 }
 
-bool WorkerPool::kill(const std::string& node) {
-  std::lock_guard acting(act_mu_);
+bool WorkerPool::kill(const std::string& node, const Deadline& deadline) {
+  std::lock_guard acting(acting_.lock(node));
   Worker w = take(node);
   if (w.process == nullptr) return false;
-  w.process->crash();
+  w.process->crash(deadline);
   return true;
 }
 
-bool WorkerPool::stop(const std::string& node) {
-  std::lock_guard acting(act_mu_);
+bool WorkerPool::stop(const std::string& node, const Deadline& deadline) {
+  std::lock_guard acting(acting_.lock(node));
   Worker w = take(node);
   if (w.process == nullptr) return false;
   w.process->expect_exit();
-  w.handle->shutdown(milliseconds(1000));
-  w.process->stop(milliseconds(2000));
+  w.handle->shutdown(std::min(milliseconds(1000), deadline.left() / 2));
+  w.process->stop(grace_within(deadline));
   return true;
 }
 
@@ -184,10 +197,13 @@ void WorkerPool::shutdown_all(milliseconds timeout) {
     std::lock_guard lock(mu_);
     all = workers_;
   }
+  // All at once: a worker that does not answer costs the timeout once, not once per worker.
+  std::vector<std::thread> asks;
   for (auto& [node, w] : all) {
     w.process->expect_exit();
-    w.handle->shutdown(timeout);
+    asks.emplace_back([handle = w.handle, timeout] { handle->shutdown(timeout); });
   }
+  for (auto& t : asks) t.join();
 }
 
 }  // namespace fencecheck

@@ -5,7 +5,7 @@
 #include <map>
 #include <set>
 
-#include "nemesis/nemesis.h"
+#include "nemesis/fault_registry.h"
 
 namespace fencecheck {
 namespace {

@@ -8,9 +8,9 @@
 #include "harness/run/run_store.h"
 #include "harness/suite/suite_report.h"
 #include "harness/suite/suite_runner.h"
-#include "nemesis/nemesis.h"
+#include "nemesis/fault_registry.h"
 #include "platform/errors.h"
-#include "platform/runtime.h"
+#include "platform/runtime_registry.h"
 
 namespace fencecheck {
 

@@ -42,25 +42,41 @@ class StopGuard {
   ScopedStopHandler handler_{on_stop};
 };
 
-// Runs `exe run ARGS` in its own process group (so a terminal's Ctrl-C reaches only the
-// suite, which passes it on once), output to log. Returns the exit code, -1 when killed.
-//
-// The run dies with the suite (PR_SET_PDEATHSIG), as the run's own servers and workers
-// die with the run: a killed suite leaves nothing going, and `fencecheck clean` removes
-// what the run had recorded. SIGKILL rather than SIGTERM: nobody is left to read what a
-// run would go on to judge, and a run stuck in a wait must not outlive its suite. The
-// signal comes when the thread that forked exits, so call this from the suite's main
-// thread.
-int run_child(const fs::path& exe, const std::vector<std::string>& args, const fs::path& log) {
+}  // namespace
+
+// The run leads its own process group, so that a terminal's Ctrl-C reaches only the suite,
+// which passes it on once. The run dies with the suite (PR_SET_PDEATHSIG), as the run's
+// own servers and workers die with the run: a killed suite leaves nothing going, and
+// `fencecheck clean` removes what the run had recorded. SIGKILL rather than SIGTERM:
+// nobody is left to read what a run would go on to judge, and a run stuck in a wait must
+// not outlive its suite. The signal comes when the thread that forked exits, so call this
+// from the suite's main thread.
+int run_suite_child(const fs::path& exe, const std::vector<std::string>& args, const fs::path& log) {
   std::vector<std::string> argv_s = {exe.string(), "run"};
   argv_s.insert(argv_s.end(), args.begin(), args.end());
   std::vector<char*> argv;
   for (auto& a : argv_s) argv.push_back(a.data());
   argv.push_back(nullptr);
   const pid_t suite = ::getpid();
+  // Every signal blocked across the fork: the child must never run the suite's on_stop (a
+  // Ctrl-C before its exec), and one that reaches the suite before g_child is set waits
+  // until it is, and is passed on.
+  sigset_t all, suite_mask;
+  sigfillset(&all);
+  ::pthread_sigmask(SIG_SETMASK, &all, &suite_mask);
   pid_t pid = ::fork();
-  if (pid < 0) throw HarnessError("cannot fork a run: " + std::string(std::strerror(errno)));
   if (pid == 0) {
+    // Caught signals back to their default, as exec would do (the ignored stay ignored,
+    // e.g. a nohup'd suite's SIGHUP); the suite's mask is restored just before exec, so a
+    // signal that came meanwhile takes its default action here.
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    for (int sig = 1; sig < NSIG; ++sig) {
+      struct sigaction now {};
+      if (::sigaction(sig, nullptr, &now) == 0 && now.sa_handler != SIG_DFL && now.sa_handler != SIG_IGN) {
+        ::sigaction(sig, &dfl, nullptr);
+      }
+    }
     // If the suite died before prctl took effect, nobody would ever signal us.
     if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != suite) ::_exit(127);
     ::setpgid(0, 0);
@@ -69,16 +85,22 @@ int run_child(const fs::path& exe, const std::vector<std::string>& args, const f
       ::dup2(fd, STDOUT_FILENO);
       ::dup2(fd, STDERR_FILENO);
     }
+    ::sigprocmask(SIG_SETMASK, &suite_mask, nullptr);
     ::execv(argv[0], argv.data());
     ::_exit(127);
   }
-  g_child = pid;
+  const int fork_errno = errno;
+  if (pid > 0) g_child = pid;
+  ::pthread_sigmask(SIG_SETMASK, &suite_mask, nullptr);  // a stop that came meanwhile is passed on now
+  if (pid < 0) throw HarnessError("cannot fork a run: " + std::string(std::strerror(fork_errno)));
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   g_child = 0;
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
+
+namespace {
 
 std::optional<double> earliest_violation(const nlohmann::json& results) {
   std::optional<double> first;
@@ -101,7 +123,7 @@ SuiteRun run_once(const SuiteCase& c, const SuiteOptions& o, std::uint64_t seed,
   auto t0 = std::chrono::steady_clock::now();
   std::error_code ec;
   fs::remove(store / "latest", ec);  // so that `latest` afterwards is this run's, or absent
-  run.exit_code = run_child(o.exe, args, log);
+  run.exit_code = run_suite_child(o.exe, args, log);
   run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   fs::path latest = store / "latest";
   if (fs::is_symlink(latest, ec)) run.run_dir = fs::canonical(latest, ec);

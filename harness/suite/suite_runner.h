@@ -73,6 +73,16 @@ struct SuiteResult {
 // into suite.json, and a server's stray bytes must not make that unwritable.
 std::string run_log_tail(const std::filesystem::path& log, std::size_t max_bytes = 600);
 
+// Runs `exe run ARGS` as a child leading its own process group, output to log (created),
+// and waits for it: its exit code, -1 when killed. Signals are blocked from before the
+// fork until the child has set its caught signals back to their default (ignored ones stay
+// ignored, as across exec); it execs with the caller's mask. A SIGINT/SIGTERM to the suite
+// meanwhile is passed on once the child is known. Blocks until the run exits; throws
+// HarnessError if it cannot fork. run_suite's step, public for tests: call it from the
+// main thread (see above), under run_suite's handler to have stops passed on.
+int run_suite_child(const std::filesystem::path& exe, const std::vector<std::string>& args,
+                    const std::filesystem::path& log);
+
 // Throws HarnessError when the suite directory cannot be made.
 SuiteResult run_suite(const std::vector<SuiteCase>& cases, const SuiteOptions& options);
 

@@ -126,12 +126,13 @@ void WorkerOps::setup(const proto::SetupRequest& req) {
   auto s = std::make_shared<Session>();
   s->node = req.node().empty() ? default_node_ : req.node();
   s->client = make_lock_client(*backend, config, s->node, req);
-  s->client->set_lost_listener([this](const std::string& key, const std::string& lease, const std::string& reason) {
+  s->client->set_notice_listener([this](const LibraryNotice& notice) {
     proto::Notice n;
-    n.set_f("lost");
-    n.set_key(valid_utf8(key));
-    n.set_lease(valid_utf8(lease));
-    n.set_reason(valid_utf8(reason));
+    n.set_f(notice.kind == LibraryNotice::Kind::kPaused ? "paused" : "lost");
+    n.set_key(valid_utf8(notice.key));
+    n.set_lease(valid_utf8(notice.owner));
+    n.set_reason(valid_utf8(notice.reason));
+    n.set_ms(notice.pause.count());
     std::lock_guard lock(notice_mu_);
     notices_.push_back(std::move(n));
     notice_cv_.notify_all();
@@ -165,6 +166,7 @@ proto::InvokeReply WorkerOps::invoke(const proto::InvokeRequest& req) {
       } catch (const AdapterBroken& e) {
         Reply r = make_reply(Reply::INFO, e.what());
         r.set_broken(valid_utf8(e.what()));
+        r.set_paused_after_send_ms(e.paused_after_send.count());
         return r;
       }
     case OpFn::kRead: return read(*s, op);
@@ -190,6 +192,7 @@ proto::InvokeReply WorkerOps::acquire(Session& s, const DecodedOp& op, milliseco
   if (pause_after_send.count() > 0) s.client->pause_next_acquire_after_send(pause_after_send);
   LockResult res = s.client->acquire(op.key, op.ttl);
   Reply r = from_lock_result(res);
+  r.set_paused_after_send_ms(res.paused_after_send.count());
   if (res.outcome == Outcome::kOk && res.grant) {
     if (res.grant->token) r.mutable_result()->set_token(*res.grant->token);
     r.mutable_result()->set_lease(valid_utf8(res.grant->owner));
@@ -199,6 +202,7 @@ proto::InvokeReply WorkerOps::acquire(Session& s, const DecodedOp& op, milliseco
     s.grants[op.key] = *res.grant;
   } else if (res.outcome == Outcome::kOk) {
     r = make_reply(Reply::INFO, "the lock client reported ok without a grant");
+    r.set_paused_after_send_ms(res.paused_after_send.count());
   }
   return r;
 }

@@ -13,7 +13,11 @@
 // The lock client is the backend's own (SetupRequest.client "native") or a lock library's
 // adapter (adapters/adapter_client.h), started here. An adapter that breaks its protocol
 // makes the op INFO with InvokeReply.broken saying why. What the library says on its own
-// (a lock lost) waits in a queue for the Notices stream (next_notice).
+// (a lock lost, a pause-after-send begun) waits in a queue for the Notices stream
+// (next_notice), in the order the library said it. An acquire's `paused` notice joins the
+// queue before that acquire's InvokeReply is returned, and the reply's
+// paused_after_send_ms is non-zero exactly when it did (whatever the outcome, INFO broken
+// included).
 //
 // Thread-safe. LockClient calls are serialized (LockClient is not thread-safe), so an op
 // stuck in the lock client delays the next lock op by at most the backend's command

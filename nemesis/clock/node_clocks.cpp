@@ -55,9 +55,9 @@ void NodeClocks::decorate(ProcessSpec& spec) const {
   spec.env["FENCECHECK_CLOCK_FILE"] = it->second.path.string();
 }
 
-void NodeClocks::set_offset(const std::string& node, std::chrono::milliseconds offset) {
+void NodeClocks::set_offset(const std::string& node, std::chrono::milliseconds offset, const Deadline& deadline) {
   __atomic_store_n(file(node).offset_ns, std::chrono::nanoseconds(offset).count(), __ATOMIC_RELEASE);
-  if (publish_) publish_(file(node).path, sizeof(std::int64_t));
+  if (publish_) publish_(file(node).path, sizeof(std::int64_t), deadline);
 }
 
 std::chrono::milliseconds NodeClocks::offset(const std::string& node) const {

@@ -42,7 +42,8 @@ class NodeClocks final : public Clocks {
   void decorate(ProcessSpec& spec) const;
 
   bool available() const override { return true; }
-  void set_offset(const std::string& node, std::chrono::milliseconds offset) override;
+  // A store into the node's page, then the publisher (under ssh: each host's copy), by the deadline.
+  void set_offset(const std::string& node, std::chrono::milliseconds offset, const Deadline& deadline) override;
   std::chrono::milliseconds offset(const std::string& node) const override;
 
   // node's clock file. A process maps it on its first clock call, if the library was
@@ -51,9 +52,8 @@ class NodeClocks final : public Clocks {
   const std::filesystem::path& file_path(const std::string& node) const { return file(node).path; }
   // Called by set_offset after each write with the file and the bytes that changed, for a
   // runtime whose nodes hold copies (Runtime::file_changed). Set it before any set_offset.
-  void set_publisher(std::function<void(const std::filesystem::path&, std::size_t)> publish) {
-    publish_ = std::move(publish);
-  }
+  using Publisher = std::function<void(const std::filesystem::path&, std::size_t, const Deadline&)>;
+  void set_publisher(Publisher publish) { publish_ = std::move(publish); }
 
   // Where `fencecheck` looks for the library: beside its own executable.
   static std::optional<std::filesystem::path> find_library(const std::filesystem::path& exe);
@@ -67,7 +67,7 @@ class NodeClocks final : public Clocks {
 
   std::filesystem::path library_;
   std::map<std::string, File> files_;
-  std::function<void(const std::filesystem::path&, std::size_t)> publish_;
+  Publisher publish_;
 };
 
 }  // namespace fencecheck

@@ -2,7 +2,8 @@
 // protocol peer with no lock service behind it), and the adapter registry (label `unit`: no
 // servers, a Python process per case). Every way an adapter can break its protocol throws
 // AdapterBroken naming the adapter and quoting its stderr; a missing reply is an unknown
-// outcome after which a fresh adapter serves; error codes map to fail or unknown.
+// outcome after which a fresh adapter serves; error codes map to fail or unknown; a pause
+// after send counts only when the adapter's `paused` event says it began.
 #include "adapters/adapter_client.h"
 
 #include <signal.h>
@@ -14,10 +15,13 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
+#include <memory>
 #include <set>
 #include <string>
+#include <vector>
 
+#include "tests/adapters/broken/broken_adapter.h"
+#include "tests/adapters/paused_notices.h"
 #include "tests/support/setup_sh.h"
 
 namespace fencecheck {
@@ -43,10 +47,7 @@ class BrokenAdapterTest : public ::testing::Test {
   }
   // An adapter program: the broken adapter in `mode`, through a wrapper script.
   AdapterSettings settings(const std::string& mode) {
-    fs::path run = dir_ / ("run-" + mode);
-    std::ofstream(run) << "#!/bin/sh\nFENCECHECK_BROKEN_MODE=" << mode << " exec " << (kSource / "tests/adapters/broken/run").string()
-                       << "\n";
-    fs::permissions(run, fs::perms::owner_all);
+    fs::path run = testing::write_broken_adapter(dir_ / ("run-" + mode), kSource, mode);
     AdapterSettings s;
     s.adapter = find_adapter("redis-py");  // any entry: it only names the adapter in messages
     s.program = run;
@@ -124,6 +125,97 @@ TEST_F(BrokenAdapterTest, AMissingReplyIsUnknownAndTheAdapterIsReplaced) {
   EXPECT_NE(::kill(first, 0), 0) << "the old adapter process must be gone (killed and reaped)";
   c.acquire("l0", milliseconds(1000));  // a fresh adapter, init'ed again
   EXPECT_NE(c.pid(), first);
+}
+
+// pause-after-send (PROTOCOL.md, `paused`): the pause is counted only when the adapter says
+// it began, and its notice is told before the acquire returns; a `paused` that the protocol
+// forbids is a broken adapter.
+class PauseEventTest : public BrokenAdapterTest {
+ protected:
+  static constexpr milliseconds kPause{300};
+  // A client in `mode`, its paused notices kept.
+  AdapterLockClient& client(const std::string& mode) {
+    paused_.reset();
+    client_ = std::make_unique<AdapterLockClient>(settings(mode));
+    paused_ = std::make_unique<PausedNotices>(*client_);
+    return *client_;
+  }
+  LockResult armed_acquire(const std::string& key) {
+    client_->pause_next_acquire_after_send(kPause);
+    return paused_->acquire(key, milliseconds(1000));
+  }
+  std::vector<PausedNotices::Told> notices() { return paused_->all(); }
+  std::unique_ptr<AdapterLockClient> client_;
+  std::unique_ptr<PausedNotices> paused_;  // after client_: destroyed before it
+};
+
+TEST_F(PauseEventTest, APauseIsToldBeforeItsAcquireReturnsAndTheAcquireSaysItPaused) {
+  client("pause");
+  const auto t0 = std::chrono::steady_clock::now();
+  LockResult r = armed_acquire("l0");
+  EXPECT_GE(std::chrono::steady_clock::now() - t0, kPause);
+  ASSERT_EQ(r.outcome, Outcome::kOk) << r.error;
+  EXPECT_EQ(r.paused_after_send, kPause);
+  std::vector<PausedNotices::Told> n = notices();
+  ASSERT_EQ(n.size(), 1u);
+  EXPECT_EQ(n[0].notice.key, "l0");
+  EXPECT_EQ(n[0].notice.pause, kPause);
+  EXPECT_TRUE(n[0].before_return) << "the paused notice must be told before its acquire returns";
+  // The next acquire carries no pause, and says so.
+  LockResult next = client_->acquire("l1", milliseconds(1000));
+  ASSERT_EQ(next.outcome, Outcome::kOk) << next.error;
+  EXPECT_EQ(next.paused_after_send, milliseconds(0));
+  EXPECT_EQ(notices().size(), 1u);
+}
+
+TEST_F(PauseEventTest, AnArmedAcquireThatNeverPausedSaysSo) {
+  client("no-pause");
+  LockResult r = armed_acquire("l0");
+  ASSERT_EQ(r.outcome, Outcome::kOk) << r.error;
+  EXPECT_EQ(r.paused_after_send, milliseconds(0)) << "no paused event came: no pause happened";
+  EXPECT_TRUE(notices().empty());
+}
+
+TEST_F(PauseEventTest, TwoPausedEventsInOneAcquireAreABrokenAdapterThatStillSaysItPaused) {
+  client("pause-twice");
+  milliseconds paused(0);
+  std::string m;
+  try {
+    armed_acquire("l0");
+  } catch (const AdapterBroken& e) {
+    m = e.what();
+    paused = e.paused_after_send;
+  }
+  EXPECT_NE(m.find("sent a second paused event in one acquire"), std::string::npos) << m;
+  EXPECT_NE(m.find("broken adapter: mode=pause-twice"), std::string::npos) << m;
+  EXPECT_EQ(paused, kPause) << "the first event was told: the broken acquire must agree";
+  EXPECT_EQ(notices().size(), 1u);
+}
+
+TEST_F(PauseEventTest, APausedEventInAnAcquireWithoutPauseIsABrokenAdapter) {
+  AdapterLockClient& c = client("pause-stray");
+  std::string m = broken_message([&] { c.acquire("l0", milliseconds(1000)); });
+  EXPECT_NE(m.find("sent a paused event while no acquire with pause_after_send_ms was in flight"), std::string::npos)
+      << m;
+  EXPECT_TRUE(notices().empty());
+}
+
+TEST_F(PauseEventTest, APausedEventAfterItsReplyIsABrokenAdapter) {
+  client("pause-late");
+  std::string m = broken_message([&] {
+    armed_acquire("l0");  // its reply may be read before the event
+    client_->acquire("l1", milliseconds(1000));
+  });
+  EXPECT_NE(m.find("sent a paused event while no acquire with pause_after_send_ms was in flight"), std::string::npos)
+      << m;
+  EXPECT_TRUE(notices().empty());
+}
+
+TEST_F(PauseEventTest, APausedEventWithoutTheCapabilityIsABrokenAdapter) {
+  AdapterLockClient& c = client("pause-no-cap");
+  std::string m = broken_message([&] { c.acquire("l0", milliseconds(1000)); });
+  EXPECT_NE(m.find("sent a paused event without the pause_after_send capability"), std::string::npos) << m;
+  EXPECT_TRUE(notices().empty());
 }
 
 TEST(AdapterRegistry, EveryAdapterHasItsFolderItsRunAndItsPackagesInstalledBySetup) {

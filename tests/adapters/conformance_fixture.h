@@ -33,8 +33,10 @@
 #include "backends/registry.h"
 #include "platform/proc_stat.h"
 #include "platform/run_state.h"
-#include "platform/runtime.h"
+#include "platform/runtime_registry.h"
+#include "tests/adapters/paused_notices.h"
 #include "tests/runtime/test_util.h"
+#include "tests/support/deadline.h"
 
 namespace fencecheck {
 
@@ -101,14 +103,14 @@ class PausedServers {
  public:
   explicit PausedServers(LockServer& server) : server_(server) {
     for (const std::string& n : server_.nodes()) {
-      server_.pause(n);
+      server_.pause(n, test_deadline());
       paused_.push_back(n);
     }
   }
   ~PausedServers() {
     for (const std::string& n : paused_) {
       try {
-        server_.resume(n);
+        server_.resume(n, test_deadline());
       } catch (const std::exception& e) {
         ADD_FAILURE() << "resuming " << n << ": " << e.what();
       }
@@ -207,7 +209,7 @@ class AdapterConformanceTest : public ::testing::TestWithParam<std::string> {
       }
     }
     clients_.clear();  // the adapters first: their sessions end while the servers still run
-    if (server_) server_->teardown();
+    if (server_) server_->teardown(test_deadline());
     runtime_->destroy();
     if (!dir_.empty()) {
       std::error_code ec;

@@ -6,12 +6,14 @@
 // Each case: init; acquire (lease, token only with the capability, tokens growing); a held
 // lock as a definite error (11) for another client; release; extend where supported; an
 // indefinite outcome while every server is paused, and a usable client after; a `lost` event
-// where the library has one (and none invented where it has not); the adapter inside the
-// test's process group and under a clock offset from libfcclock.so.
+// where the library has one (and none invented where it has not); pause-after-send and its
+// `paused` event where the registry says the adapter can (and none where not); the adapter
+// inside the test's process group and under a clock offset from libfcclock.so.
 //
 // Without a server program, the adapter's interpreter or its dependencies a case is skipped,
 // except under CI, where it fails: a suite that skips itself there would pass vacuously.
 #include "tests/adapters/conformance_fixture.h"
+#include "tests/support/deadline.h"
 
 namespace fencecheck {
 namespace {
@@ -160,9 +162,10 @@ TEST_P(AdapterConformanceTest, LostEventOnlyWhereTheLibraryHasOne) {
   AdapterLockClient& b = client("c2");
   std::mutex mu;
   std::vector<LostEvent> lost;
-  a.set_lost_listener([&](const std::string& key, const std::string& owner, const std::string& reason) {
+  a.set_notice_listener([&](const LibraryNotice& n) {
+    if (n.kind != LibraryNotice::Kind::kLost) return;
     std::lock_guard lock(mu);
-    lost.push_back({key, owner, reason});
+    lost.push_back({n.key, n.owner, n.reason});
   });
   auto lost_count = [&] {
     std::lock_guard lock(mu);
@@ -203,25 +206,60 @@ TEST_P(AdapterConformanceTest, LostEventOnlyWhereTheLibraryHasOne) {
   }
 }
 
-// A client fault reaches the adapter: it is in the test process's group (a pause or kill of
-// the worker's group takes it too), and a clock offset from libfcclock.so shifts its clock.
 // pause-after-send: the registry says which adapters can stop themselves after sending an
-// acquire's lock commands, and those that say so do: the acquire takes the pause at least.
+// acquire's lock commands, and those that say so do: the acquire takes the pause at least, its
+// `paused` notice (key, ms) is told before it returns, and it says it paused; with nothing
+// sent (every server down) it does not pause. Any other adapter's acquire says it did not,
+// and no `paused` comes.
 TEST_P(AdapterConformanceTest, PauseAfterSendWhereTheRegistrySaysSo) {
   AdapterLockClient& a = client("c1");
-  EXPECT_EQ(a.can("pause_after_send"), adapter_->pauses_after_send)
-      << "the registry's pauses_after_send must match the adapter's capability";
-  if (!adapter_->pauses_after_send) return;
+  PausedNotices paused(a);
+  const bool pauses = adapter_->offers.has(Capability::kPausesInsideClient);
+  EXPECT_EQ(a.can("pause_after_send"), pauses)
+      << "the registry's kPausesInsideClient must match the adapter's capability pause_after_send";
+  if (!pauses) {
+    LockResult r = a.acquire("k", kLongTtl);
+    EXPECT_EQ(r.outcome, Outcome::kOk) << describe(r);
+    EXPECT_EQ(r.paused_after_send, 0ms);
+    EXPECT_TRUE(paused.all().empty()) << "a paused notice from an adapter without the capability";
+    return;
+  }
   a.pause_next_acquire_after_send(1000ms);
-  const auto start = std::chrono::steady_clock::now();
-  LockResult r = a.acquire("k", kLongTtl);
-  const auto took = std::chrono::steady_clock::now() - start;
+  const auto start = Clock::now();
+  LockResult r = paused.acquire("k", kLongTtl);
+  const auto took = Clock::now() - start;
   EXPECT_GE(took, 1000ms) << "the adapter did not stop itself: " << describe(r);
-  // Only that acquire: the next is quick again.
+  EXPECT_EQ(r.outcome, Outcome::kOk) << describe(r);
+  EXPECT_EQ(r.paused_after_send, 1000ms) << "the acquire must say that it paused";
+  std::vector<PausedNotices::Told> told = paused.all();
+  ASSERT_EQ(told.size(), 1u) << "one paused notice per paused acquire";
+  EXPECT_EQ(told[0].notice.key, "k");
+  EXPECT_EQ(told[0].notice.pause, 1000ms);
+  EXPECT_TRUE(told[0].before_return) << "the paused notice came after its acquire returned";
+  // Only that acquire: the next is quick again, and says it did not pause.
   LockResult other = a.acquire("k2", kLongTtl);
   EXPECT_EQ(other.outcome, Outcome::kOk) << describe(other);
+  EXPECT_EQ(other.paused_after_send, 0ms);
+  EXPECT_EQ(paused.all().size(), 1u);
+
+  // An armed acquire that writes no lock command (every server is down) does not pause, and
+  // says so: no notice, paused_after_send 0 (the fault is then not applied).
+  for (const std::string& n : server_->nodes()) server_->kill(n, test_deadline());
+  std::this_thread::sleep_for(500ms);  // the library sees its links drop
+  a.pause_next_acquire_after_send(1000ms);
+  const auto down = Clock::now();
+  LockResult none = paused.acquire("k3", kLongTtl);
+  const auto none_took = std::chrono::duration_cast<milliseconds>(Clock::now() - down);
+  std::cout << "[ " << adapter_->name << " ] armed acquire with every server down: " << describe(none) << " after "
+            << none_took.count() << " ms\n";
+  EXPECT_NE(none.outcome, Outcome::kOk) << describe(none);
+  EXPECT_LT(none_took, 1000ms) << "the adapter paused although it sent nothing";
+  EXPECT_EQ(none.paused_after_send, 0ms) << "nothing was sent, so nothing may count as paused";
+  EXPECT_EQ(paused.all().size(), 1u) << "a paused notice for an acquire that sent nothing";
 }
 
+// A client fault reaches the adapter: it is in the test process's group (a pause or kill of
+// the worker's group takes it too), and a clock offset from libfcclock.so shifts its clock.
 TEST_P(AdapterConformanceTest, FaultsReachTheAdapter) {
   const fs::path lib = fs::path(FENCECHECK_BIN).parent_path() / "libfcclock.so";
   ASSERT_TRUE(fs::exists(lib)) << lib << " is not built";

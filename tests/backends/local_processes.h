@@ -23,7 +23,7 @@
 #include "backends/redis/redis_connection.h"
 #include "platform/process.h"
 #include "platform/run_state.h"
-#include "platform/runtime.h"
+#include "platform/runtime_registry.h"
 #include "platform/tcp.h"
 #include "tests/runtime/test_util.h"
 

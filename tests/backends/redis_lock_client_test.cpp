@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "tests/backends/local_processes.h"
+#include "tests/support/deadline.h"
 
 namespace fencecheck {
 namespace {
@@ -87,11 +88,11 @@ TEST_F(RedisLockClientTest, ExpiredLeaseCanBeTakenWithAHigherToken) {
 TEST_F(RedisLockClientTest, PausedServerGivesUnknownWithinCommandTimeout) {
   RedisLockClient a(config(300ms), "c1");
   ASSERT_EQ(a.acquire("warm", 10s).outcome, Outcome::kOk);  // connection established
-  ASSERT_TRUE(redis_.process().pause());
+  ASSERT_TRUE(redis_.process().pause(test_deadline()));
   auto start = std::chrono::steady_clock::now();
   LockResult r = a.acquire("k", 10s);
   auto took = std::chrono::steady_clock::now() - start;
-  redis_.process().resume();
+  redis_.process().resume(test_deadline());
   EXPECT_EQ(r.outcome, Outcome::kUnknown) << r.error;
   EXPECT_NE(r.error.find("timeout"), std::string::npos) << r.error;
   EXPECT_LT(took, 300ms + 200ms);

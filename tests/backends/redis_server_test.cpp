@@ -13,6 +13,8 @@
 
 #include "backends/registry.h"
 #include "platform/run_state.h"
+#include "platform/runtime_registry.h"
+#include "tests/support/deadline.h"
 
 namespace fencecheck {
 namespace {
@@ -70,18 +72,18 @@ TEST_P(RedisServerTest, StartsServesLocksPausesAndStops) {
 
   ASSERT_EQ(server->processes("n1").size(), 1u);
   Process* redis = server->processes("n1")[0];
-  server->pause("n1");
+  server->pause("n1", test_deadline());
   EXPECT_TRUE(redis->paused());
   LockResult paused = from_c1([&] { return client->acquire("k2", 5s); });
-  server->resume("n1");
+  server->resume("n1", test_deadline());
   EXPECT_EQ(paused.outcome, Outcome::kUnknown) << paused.error;
 
-  server->stop("n1");
+  server->stop("n1", test_deadline());
   EXPECT_FALSE(redis->alive());
   EXPECT_FALSE(server->running("n1"));
   EXPECT_EQ(from_c1([&] { return client->acquire("k3", 5s); }).outcome, Outcome::kFail);
-  server->teardown();
-  server->teardown();  // idempotent
+  server->teardown(test_deadline());
+  server->teardown(test_deadline());  // idempotent
 }
 
 // Kleppmann's K5 premise, measured: a crash-restart keeps the lock only with persistence.
@@ -98,7 +100,7 @@ TEST_P(RedisServerTest, CrashRestartKeepsLocksOnlyWithPersistence) {
     ASSERT_EQ(from_c1([&] { return a->acquire("k", 60s); }).outcome, Outcome::kOk);
     if (level == "everysec") std::this_thread::sleep_for(1200ms);  // let the second's fsync pass
     Process* before = server->processes("n1")[0];
-    server->kill("n1");
+    server->kill("n1", test_deadline());
     EXPECT_FALSE(before->alive());
     EXPECT_TRUE(before->exit_expected()) << "a crash the nemesis asked for is not a bench failure";
     EXPECT_FALSE(server->running("n1"));
@@ -106,7 +108,7 @@ TEST_P(RedisServerTest, CrashRestartKeepsLocksOnlyWithPersistence) {
     EXPECT_TRUE(server->running("n1"));
     LockResult second = from_c1([&] { return b->acquire("k", 60s); });
     EXPECT_EQ(second.outcome, level == "none" ? Outcome::kOk : Outcome::kFail) << second.error;
-    server->teardown();
+    server->teardown(test_deadline());
   }
 }
 

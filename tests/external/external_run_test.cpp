@@ -43,14 +43,12 @@ class ExternalRun : public RunTest {
     exit_code(redis_);
     redis_ = 0;
   }
-  std::string external() const {
-    return "--runtime external --endpoints redis=127.0.0.1:" + std::to_string(port_) + " --backend redis ";
-  }
-  static std::size_t run_namespaces() {
-    std::size_t n = 0;
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator("/run/netns", ec)) n += e.path().filename().string().rfind("fc-", 0) == 0;
-    return n;
+  // `fencecheck run` on the external runtime with ARGS, watched for its run id (run_tracked):
+  // the namespaces a test looks for are its own run's, whatever runs beside it.
+  TrackedRun run_external(std::vector<std::string> args) const {
+    args.insert(args.begin(), {"--runtime", "external", "--endpoints", "redis=127.0.0.1:" + std::to_string(port_),
+                               "--backend", "redis"});
+    return run_tracked(args);
   }
 
   std::uint16_t port_ = 0;
@@ -58,9 +56,8 @@ class ExternalRun : public RunTest {
 };
 
 TEST_F(ExternalRun, PauseHolderReproducesK1ThroughTheRelay) {
-  auto r = run(external() +
-               "--nemesis pause-holder --ttl-ms 500 --pause-ms 1500 --nemesis-interval 1000 --hold-ms 200 "
-               "--time-limit 15 --resource unfenced --seed 7");
+  auto r = run_external({"--nemesis", "pause-holder", "--ttl-ms", "500", "--pause-ms", "1500", "--nemesis-interval",
+                         "1000", "--hold-ms", "200", "--time-limit", "15", "--resource", "unfenced", "--seed", "7"});
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_NE(r.out.find("unavailable under --runtime external: "), std::string::npos) << r.out;
   json res = results();
@@ -70,28 +67,30 @@ TEST_F(ExternalRun, PauseHolderReproducesK1ThroughTheRelay) {
   EXPECT_EQ(config["runtime"], "external");
   EXPECT_TRUE(config["unavailable_faults"].contains("kill-server")) << config.dump(2);
   EXPECT_FALSE(config["unavailable_faults"].contains("pause-holder")) << config.dump(2);
-  EXPECT_EQ(run_namespaces(), 0u) << "the run left namespaces";
+  EXPECT_FALSE(r.run_id.empty()) << "no state file seen for the run";
+  EXPECT_EQ(namespaces_of_run(r.run_id), 0u) << "the run left namespaces";
   // The server the run did not start is still there: the run never touched it.
   EXPECT_TRUE(tcp_connect_within("127.0.0.1", port_, std::chrono::milliseconds(500)));
 }
 
 TEST_F(ExternalRun, AServerFaultIsRefusedBeforeAnythingStarts) {
-  auto r = run(external() + "--nemesis kill-server");
+  auto r = run_external({"--nemesis", "kill-server"});
   EXPECT_EQ(r.code, 3) << r.out;
-  EXPECT_NE(r.out.find("fault \"kill-server\" acts on the servers, which the external runtime does not run"),
+  EXPECT_NE(r.out.find("fault \"kill-server\" needs a runtime that runs the backend's servers, which --runtime "
+                       "external cannot"),
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("available here: pause-holder"), std::string::npos) << r.out;
   EXPECT_TRUE(run_dir().empty()) << "a refused run made " << run_dir();
-  EXPECT_EQ(run_namespaces(), 0u);
+  EXPECT_EQ(namespaces_of_run(r.run_id), 0u);
 }
 
 TEST_F(ExternalRun, AServerThatDoesNotAnswerStopsTheRunAtSetup) {
   stop_redis();
-  auto r = run(external() + "--time-limit 5");
+  auto r = run_external({"--time-limit", "5"});
   EXPECT_EQ(r.code, 3) << r.out;
   EXPECT_NE(r.out.find("does not answer TCP from this machine"), std::string::npos) << r.out;
-  EXPECT_EQ(run_namespaces(), 0u);
+  EXPECT_EQ(namespaces_of_run(r.run_id), 0u);
 }
 
 // The run's default nemesis is pause-holder, which stays armed while no acquire succeeds:
@@ -101,12 +100,14 @@ TEST_F(ExternalRun, AServerThatDiesDuringTheRunMakesTheVerdictUnknown) {
   pid_t pid = spawn_run({"--runtime", "external", "--endpoints", "redis=127.0.0.1:" + std::to_string(port_),
                          "--backend", "redis", "--time-limit", "12", "--stall-ms", "3000"});
   ASSERT_TRUE(wait_for_history("\"type\":\"ok\"")) << controller_log();
+  const std::string run_id = run_id_of_controller(pid).value_or("");
+  ASSERT_FALSE(run_id.empty()) << "no state file for the run";
   stop_redis();  // nobody asked for this: the bench broke
   const int code = exit_code(pid);
   EXPECT_NE(code, 0) << controller_log();
   json res = results();
   EXPECT_EQ(res["valid"], "unknown") << res.dump(2);
-  EXPECT_EQ(run_namespaces(), 0u);
+  EXPECT_EQ(namespaces_of_run(run_id), 0u);
 }
 
 }  // namespace

@@ -13,10 +13,12 @@
 #include <atomic>
 #include <thread>
 
+#include "platform/external_runtime.h"
 #include "platform/os_util.h"
 #include "platform/run_state.h"
-#include "platform/runtime.h"
+#include "platform/runtime_registry.h"
 #include "platform/tcp.h"
+#include "tests/support/deadline.h"
 
 namespace fencecheck {
 namespace {
@@ -121,7 +123,7 @@ TEST_F(ExternalRuntimeTest, AClientReachesTheOutsideServerThroughTheRelay) {
 }
 
 TEST_F(ExternalRuntimeTest, ACutFromTheServerNodeIsMadeInTheClientBothWaysAndHealed) {
-  runtime_->cut(complete_grudge({{"c1"}, {"n1"}}));
+  runtime_->cut(complete_grudge({{"c1"}, {"n1"}}), test_deadline());
   EXPECT_EQ(exchange_from(*runtime_, "c1", relay(), echo_.port()), "") << "c1 is cut from n1";
   EXPECT_EQ(exchange_from(*runtime_, "c2", relay(), echo_.port()), "ping") << "c2 is not";
   // Both directions: c1 sends nothing to the relay (OUTPUT) and takes nothing from it (INPUT).
@@ -129,7 +131,7 @@ TEST_F(ExternalRuntimeTest, ACutFromTheServerNodeIsMadeInTheClientBothWaysAndHea
                             "reading c1's rules");
   EXPECT_NE(rules.find("-A INPUT -s " + relay() + "/32 -j DROP"), std::string::npos) << rules;
   EXPECT_NE(rules.find("-A OUTPUT -d " + relay() + "/32 -j DROP"), std::string::npos) << rules;
-  runtime_->heal();
+  runtime_->heal(test_deadline());
   EXPECT_EQ(exchange_from(*runtime_, "c1", relay(), echo_.port()), "ping");
 }
 

@@ -148,9 +148,10 @@ TEST_F(AdapterRunTest, APausedClientFreezesItsAdapterToo) {
     }
   }
   ASSERT_FALSE(node.empty());
-  // The worker of that node, and the adapter among its children: both stopped.
+  // The worker of that node (among this run's processes: a concurrent test's run has a
+  // worker of that name too), and the adapter among its children: both stopped.
   pid_t worker = 0;
-  for (const os::ProcStat& p : os::all_processes()) {
+  for (const os::ProcStat& p : os::descendants_of(controller)) {
     std::string cmd = read_all("/proc/" + std::to_string(p.pid) + "/cmdline");
     for (char& c : cmd) c = c == '\0' ? ' ' : c;
     if (cmd.find(" worker ") != std::string::npos && cmd.find("--node " + node + " ") != std::string::npos) worker = p.pid;

@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "tests/integration/run_fixture.h"
+#include "tests/integration/run_processes.h"
 
 namespace fencecheck::testing {
 namespace {
@@ -29,8 +30,9 @@ class NemesisRun : public RunTest {
   }
   // Nothing of the run is left on the machine: its namespaces (and the rules in them), its
   // process groups, its control directory (sockets, clock offset files), its state file,
-  // and no stopped process anywhere among what it started.
-  void expect_nothing_left(const json& state) {
+  // and no process it started, stopped or not (`started`: a ProcessWatch of the
+  // controller; other tests' runs, which may pause their own processes, are not looked at).
+  void expect_nothing_left(const json& state, const std::map<int, std::string>& started) {
     std::string id = state["run_id"];
     auto netns = run_command("ip netns list");
     EXPECT_EQ(netns.out.find("fc-" + id), std::string::npos) << netns.out;
@@ -45,8 +47,8 @@ class NemesisRun : public RunTest {
     }
     EXPECT_FALSE(fs::exists("/tmp/fc-" + id)) << "control directory with the clock files";
     EXPECT_FALSE(fs::exists("/run/fencecheck/" + id + ".json"));
-    auto stopped = run_command("ps -eo stat=,args= | awk '$1 ~ /^T/' | grep -e redis-server -e 'fencecheck ' | grep -v grep");
-    EXPECT_EQ(stopped.out, "") << "stopped processes left";
+    EXPECT_GT(started.size(), 3u) << "the watch saw too few of the run's processes";
+    for (const auto& p : survivors(started, std::chrono::seconds(5))) ADD_FAILURE() << "process " << p << " left";
   }
   // The state file of the run controller `pid` started, once its history has ops.
   json state_of(pid_t pid) {
@@ -67,44 +69,50 @@ TEST_F(NemesisRun, EveryFamilyFor60SecondsThenNothingIsLeft) {
   std::vector<std::string> args = kEveryFamily;
   args.insert(args.end(), {"--time-limit", "60", "--seed", "11"});
   pid_t pid = spawn_run(args);
+  ProcessWatch watch(pid);
   json state = state_of(pid);
   ASSERT_FALSE(state.is_null()) << controller_log();
   int code = exit_code(pid);
+  const auto& started = watch.stop();
   EXPECT_TRUE(code == 0 || code == 1) << controller_log();
   json res = results();
   EXPECT_EQ(res["health"]["sound"], true) << res["health"].dump(2);
   for (const char* f : {"pause", "partition", "heal", "clock-bump", "kill", "start"}) {
     EXPECT_GT(history_lines_containing(std::string("\"f\":\"") + f + "\""), 0u) << f << " never happened";
   }
-  expect_nothing_left(state);
+  expect_nothing_left(state, started);
 }
 
 TEST_F(NemesisRun, CtrlCMidFaultLeavesNothing) {
   std::vector<std::string> args = kEveryFamily;
   args.insert(args.end(), {"--time-limit", "60", "--seed", "12"});
   pid_t pid = spawn_run(args);
+  ProcessWatch watch(pid);
   json state = state_of(pid);
   ASSERT_FALSE(state.is_null()) << controller_log();
   ASSERT_TRUE(wait_for_history("\"process\":\"nemesis\"", 3)) << controller_log();
   ::kill(pid, SIGINT);
   int code = exit_code(pid);
   EXPECT_TRUE(code == 1 || code == 2) << controller_log();
-  expect_nothing_left(state);
+  expect_nothing_left(state, watch.stop());
 }
 
 TEST_F(NemesisRun, SigkillThenCleanLeavesNothing) {
   std::vector<std::string> args = kEveryFamily;
   args.insert(args.end(), {"--time-limit", "60", "--seed", "13"});
   pid_t pid = spawn_run(args);
+  ProcessWatch watch(pid);
   json state = state_of(pid);
   ASSERT_FALSE(state.is_null()) << controller_log();
   ASSERT_TRUE(wait_for_history("\"process\":\"nemesis\"", 3)) << controller_log();
   json latest_state = state_of(pid);  // with every process group recorded so far
   ::kill(pid, SIGKILL);
   exit_code(pid);
-  auto clean = run_command(std::string(FENCECHECK_BIN) + " clean");
+  const auto& started = watch.stop();
+  // This run only: a concurrent test's killed run is that test's to clean.
+  auto clean = run_command(std::string(FENCECHECK_BIN) + " clean --run " + latest_state["run_id"].get<std::string>());
   EXPECT_EQ(clean.code, 0) << clean.out;
-  expect_nothing_left(latest_state);
+  expect_nothing_left(latest_state, started);
 }
 
 // Issue 8's check: a single redis-server whose clock jumps, a fenced resource. Leases

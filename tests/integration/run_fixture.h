@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "platform/proc_stat.h"
+#include "tests/integration/run_processes.h"
 #include "tests/support/command.h"
 
 namespace fencecheck::testing {
@@ -65,6 +66,41 @@ class RunTest : public ::testing::Test {
     }
     return pid;
   }
+  // Runs `fencecheck run --store <store> ARGS…` to its end (killed after 300 s) as
+  // spawn_run() does, watching its state file meanwhile: `run_id` names what this run made
+  // (namespaces fc-<run_id>-…), so that a test looks for its own run's leftovers and not a
+  // concurrent test's. Empty when the run never wrote a state file, as one refused before
+  // anything starts (it records before it makes anything).
+  struct TrackedRun {
+    int code = -1;
+    std::string out;  // the controller's output
+    std::string run_id;
+  };
+  TrackedRun run_tracked(const std::vector<std::string>& args) const {
+    TrackedRun r;
+    const pid_t pid = spawn_run(args);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(300);
+    int status = 0;
+    while (::waitpid(pid, &status, WNOHANG) == 0) {
+      if (r.run_id.empty()) r.run_id = run_id_of_controller(pid).value_or("");
+      if (std::chrono::steady_clock::now() > deadline) ::kill(pid, SIGKILL);
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    if (r.run_id.empty()) r.run_id = run_id_of_controller(pid).value_or("");  // a state file left behind
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    r.out = controller_log();
+    return r;
+  }
+  // The network namespaces of run `run_id` (none for an empty id).
+  static std::size_t namespaces_of_run(const std::string& run_id) {
+    std::size_t n = 0;
+    std::error_code ec;
+    if (run_id.empty()) return 0;
+    for (const auto& e : fs::directory_iterator("/run/netns", ec)) {
+      n += e.path().filename().string().rfind("fc-" + run_id + "-", 0) == 0;
+    }
+    return n;
+  }
   fs::path latest() const { return fs::canonical(fs::path(store_) / "latest"); }
   // The run directory of the (single) run in the store, once it exists.
   fs::path run_dir() const {
@@ -80,9 +116,10 @@ class RunTest : public ::testing::Test {
     for (std::string line; std::getline(in, line);) n += line.find(text) != std::string::npos;
     return n;
   }
-  // Waits (up to 20 s) until the run's history has a line containing `text`.
-  bool wait_for_history(const std::string& text, std::size_t count = 1) const {
-    for (int i = 0; i < 400; ++i) {
+  // Waits (up to `within`) until the run's history has `count` lines containing `text`.
+  bool wait_for_history(const std::string& text, std::size_t count = 1,
+                        std::chrono::seconds within = std::chrono::seconds(20)) const {
+    for (int i = 0; i < within.count() * 20; ++i) {
       if (!run_dir().empty() && history_lines_containing(text) >= count) return true;
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }

@@ -6,6 +6,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -54,6 +55,33 @@ inline std::vector<std::string> survivors(const std::map<int, std::string>& proc
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
 }
+
+// Every process a controller starts while it runs: a thread samples descendants(root)
+// every 100 ms until stop(), which returns all it saw (pid → start time). A process a fault
+// pauses lives for the pause, so a sample finds it. Not copyable; stop() from one thread.
+class ProcessWatch {
+ public:
+  explicit ProcessWatch(int root)
+      : thread_([this, root] {
+          while (!done_) {
+            for (const auto& [pid, start] : descendants(root)) seen_.emplace(pid, start);
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+          }
+        }) {}
+  ~ProcessWatch() { stop(); }
+  ProcessWatch(const ProcessWatch&) = delete;
+  ProcessWatch& operator=(const ProcessWatch&) = delete;
+  const std::map<int, std::string>& stop() {
+    done_ = true;
+    if (thread_.joinable()) thread_.join();
+    return seen_;
+  }
+
+ private:
+  std::atomic<bool> done_{false};
+  std::map<int, std::string> seen_;  // written by thread_ alone until it is joined
+  std::thread thread_;
+};
 
 // The run id in the state file whose controller is pid (root's state directory).
 inline std::optional<std::string> run_id_of_controller(pid_t controller) {

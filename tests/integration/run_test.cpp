@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/integration/run_fixture.h"
+#include "tests/integration/run_processes.h"
 
 namespace fencecheck::testing {
 namespace {
@@ -120,7 +121,8 @@ TEST_F(RunTest, ControllerKilledThenCleanLeavesNothing) {
   ::kill(pid, SIGKILL);
   ::waitpid(pid, nullptr, 0);
 
-  auto clean = run_command(std::string(FENCECHECK_BIN) + " clean");
+  // This run only: a concurrent test's killed run is that test's to clean.
+  auto clean = run_command(std::string(FENCECHECK_BIN) + " clean --run " + state["run_id"].get<std::string>());
   EXPECT_EQ(clean.code, 0) << clean.out;
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   expect_groups_gone(state);
@@ -151,7 +153,8 @@ TEST_F(RunTest, TheRunIsNamedAndLatestBeforeSetup) {
   bool has_latest = fs::exists(fs::path(store_) / "latest");
   ::kill(pid, SIGKILL);
   exit_code(pid);
-  run_command(std::string(FENCECHECK_BIN) + " clean");
+  // The state file outlives the controller; none yet means nothing was made yet.
+  if (auto id = run_id_of_controller(pid)) run_command(std::string(FENCECHECK_BIN) + " clean --run " + *id);
   ASSERT_TRUE(named) << controller_log();
   EXPECT_EQ(ops, 0u) << "the run's name came out only after the test began";
   EXPECT_TRUE(has_latest) << "latest did not point at the run yet";

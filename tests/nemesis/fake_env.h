@@ -7,6 +7,7 @@
 #pragma once
 
 #include <csignal>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <set>
@@ -14,7 +15,8 @@
 #include <utility>
 #include <vector>
 
-#include "nemesis/nemesis.h"
+#include "nemesis/fault_registry.h"
+#include "platform/errors.h"
 #include "platform/time_source.h"
 
 namespace fencecheck::testing {
@@ -58,6 +60,34 @@ class FakeNemesisEnv {
     std::lock_guard lock(mu_);
     return cuts_;
   }
+  // Cuts and heals leave node unchanged from now on, and say so (a silent ssh host).
+  void silent(const std::string& node) {
+    std::lock_guard lock(mu_);
+    silent_.insert(node);
+  }
+  // Called inside every pause, before it takes effect (a test's seam for races).
+  void on_pause(std::function<void(const std::string& node)> hook) {
+    std::lock_guard lock(mu_);
+    on_pause_ = std::move(hook);
+  }
+  // stop() of node throws from now on (a host that fails mid-restart).
+  void failing_stop(const std::string& node) {
+    std::lock_guard lock(mu_);
+    failing_stop_.insert(node);
+  }
+  // What arm_pause_inside() last armed on the clients (0: nothing).
+  std::chrono::milliseconds armed_inside() const {
+    std::lock_guard lock(mu_);
+    return armed_inside_;
+  }
+  // Lock events as a client session publishes them, at the ManualTime's now.
+  void publish(LockEventKind kind, const std::string& client, const std::string& key = "l0",
+               const std::function<void(LockEvent&)>& fill = {}) {
+    LockEvent e{kind, client, key, time.now()};
+    if (fill) fill(e);
+    events.publish(e);
+  }
+  void acquired(const std::string& client) { publish(LockEventKind::kAcquireOk, client); }
   // Targets of the pauses so far, in order.
   std::vector<std::string> stopped_nodes() const {
     std::vector<std::string> out;
@@ -91,33 +121,49 @@ class FakeNemesisEnv {
     Processes(FakeNemesisEnv& env, std::vector<std::string> nodes) : env_(env), nodes_(std::move(nodes)) {}
     std::vector<std::string> nodes() const override { return nodes_; }
     // A node is down between a kill or stop and its launch; actions on it then do nothing.
-    bool pause(const std::string& node) override { return act(node, SIGSTOP); }
-    void resume(const std::string& node) override { act(node, SIGCONT); }
+    bool pause(const std::string& node, const Deadline&) override {
+      std::function<void(const std::string&)> hook;
+      {
+        std::lock_guard lock(env_.mu_);
+        hook = env_.on_pause_;
+      }
+      if (hook) hook(node);
+      return act(node, SIGSTOP);
+    }
+    void resume(const std::string& node, const Deadline&) override { act(node, SIGCONT); }
     // A frozen node is frozen whether or not its process runs: never "down".
-    void freeze(const std::string& node) override { env_.add_signal(node, kFrozen); }
-    void thaw(const std::string& node) override { env_.add_signal(node, kThawed); }
-    bool kill(const std::string& node) override {
+    void freeze(const std::string& node, const Deadline&) override { env_.add_signal(node, kFrozen); }
+    void thaw(const std::string& node, const Deadline&) override { env_.add_signal(node, kThawed); }
+    void arm_pause_inside(std::chrono::milliseconds ms) override {
+      std::lock_guard lock(env_.mu_);
+      env_.armed_inside_ = ms;
+    }
+    bool kill(const std::string& node, const Deadline&) override {
       if (!act(node, SIGKILL)) return false;
       std::lock_guard lock(env_.mu_);
       env_.down_.insert(node);
       return true;
     }
-    bool stop(const std::string& node) override {
+    bool stop(const std::string& node, const Deadline&) override {
+      {
+        std::lock_guard lock(env_.mu_);
+        if (env_.failing_stop_.contains(node)) throw HarnessError("node " + node + " did not stop (a test's failure)");
+      }
       if (!act(node, SIGTERM)) return false;
       std::lock_guard lock(env_.mu_);
       env_.down_.insert(node);
       return true;
     }
-    void launch(const std::string& node) override {
+    void launch(const std::string& node, const Deadline&) override {
       {
         std::lock_guard lock(env_.mu_);
         env_.down_.erase(node);
       }
       env_.add_signal(node, 0);
     }
-    Readiness await_ready(const std::string& node, const CancelCheck& give_up) override {
+    Readiness await_ready(const std::string& node, const Deadline& deadline) override {
       std::lock_guard lock(env_.mu_);
-      if (env_.never_ready_.contains(node)) return give_up && give_up() ? Readiness::kGaveUp : Readiness::kTimedOut;
+      if (env_.never_ready_.contains(node)) return deadline.cancelled() ? Readiness::kGaveUp : Readiness::kTimedOut;
       return Readiness::kReady;
     }
     std::optional<std::string> leader() const override {
@@ -140,11 +186,14 @@ class FakeNemesisEnv {
    public:
     explicit FakeNet(FakeNemesisEnv& env) : env_(env) {}
     bool available() const override { return true; }
-    void cut(const Grudge& g) override {
+    NetFailures cut(const Grudge& g, const Deadline&) override {
       std::lock_guard lock(env_.mu_);
       env_.cuts_.push_back(g);
+      NetFailures failures;
+      for (const auto& node : env_.silent_) failures[node] = "no answer within 3000 ms";
+      return failures;
     }
-    void heal() override { cut({}); }
+    NetFailures heal(const Deadline& d) override { return cut({}, d); }
 
    private:
     FakeNemesisEnv& env_;
@@ -152,7 +201,7 @@ class FakeNemesisEnv {
   class FakeClocks final : public Clocks {
    public:
     bool available() const override { return true; }
-    void set_offset(const std::string& node, std::chrono::milliseconds d) override { offsets_[node] = d; }
+    void set_offset(const std::string& node, std::chrono::milliseconds d, const Deadline&) override { offsets_[node] = d; }
     std::chrono::milliseconds offset(const std::string& node) const override {
       auto it = offsets_.find(node);
       return it == offsets_.end() ? std::chrono::milliseconds(0) : it->second;
@@ -180,6 +229,10 @@ class FakeNemesisEnv {
   std::vector<Signal> signals_;
   std::vector<Recorded> records_;
   std::vector<Grudge> cuts_;
+  std::set<std::string> silent_;
+  std::set<std::string> failing_stop_;
+  std::function<void(const std::string&)> on_pause_;
+  std::chrono::milliseconds armed_inside_{0};
   Processes clients_, servers_;
   FakeNet net_{*this};
   FakeClocks clocks_;
@@ -188,7 +241,8 @@ class FakeNemesisEnv {
  public:
   // Declared last: it refers to the capabilities above.
   ManualTime time;
-  NemesisContext ctx{net_, servers_, clients_, clocks_, log_, time};
+  LockEventBus events;
+  NemesisContext ctx{net_, servers_, clients_, clocks_, log_, time, events};
 };
 
 // The default fault options with the given ones changed.

@@ -6,9 +6,11 @@
 
 #include "nemesis/clock_nemesis.h"
 #include "nemesis/crash_nemesis.h"
+#include "nemesis/fault_registry.h"
 #include "nemesis/targets.h"
 #include "nemesis/grudges.h"
 #include "nemesis/partition_nemesis.h"
+#include "platform/errors.h"
 #include "tests/nemesis/fake_env.h"
 
 namespace fencecheck::testing {
@@ -54,7 +56,7 @@ TEST(PartitionFamily, HolderIsCutFromTheServersOnlyForItsTime) {
   EXPECT_EQ(env.records().back().f, "arm");
   EXPECT_TRUE(p.active());
   EXPECT_FALSE(p.acting()) << "armed is not in force";
-  p.on_acquired("c2");
+  env.acquired("c2");
   EXPECT_TRUE(p.acting());
   Grudge cut = env.cuts().back();
   EXPECT_EQ(cut.at("c2"), (std::set<std::string>{"n1", "n2", "n3"}));
@@ -244,6 +246,41 @@ TEST(CrashFamily, KillClientRestartsAtOnceWithoutDelayAndRestartServerIsGraceful
   EXPECT_EQ(records[records.size() - 2].f, "restart");
   EXPECT_EQ(records.back().f, "ready");
   EXPECT_FALSE(records.back().value.contains("not_ready"));
+}
+
+// A restart whose second stop fails leaves nothing stopped off the record: the node it did
+// stop is started again, and the "restart" line names what was stopped and what failed.
+TEST(CrashFamily, ARestartThatFailsPartWayStartsWhatItStoppedAndSaysSo) {
+  FakeNemesisEnv env(kClients, kServers);
+  CrashNemesis c(env.ctx, default_fault_options());
+  env.failing_stop("n2");
+  EXPECT_THROW(c.replay("restart", {{"fault", "restart-server"}, {"targets", {"n1", "n2"}}}), HarnessError);
+  auto signals = env.signals();
+  ASSERT_EQ(signals.size(), 2u);
+  EXPECT_EQ(signals[0].node, "n1");
+  EXPECT_EQ(signals[0].sig, SIGTERM);
+  EXPECT_EQ(signals[1].node, "n1");
+  EXPECT_EQ(signals[1].sig, 0) << "n1 was stopped: it must be started again";
+  auto records = env.records();
+  ASSERT_EQ(records.size(), 1u) << "the restart is on the record";
+  EXPECT_EQ(records[0].f, "restart");
+  EXPECT_EQ(records[0].value["stopped"], nlohmann::json::array({"n1"}));
+  EXPECT_TRUE(records[0].value["failed"].contains("n2")) << records[0].value.dump();
+}
+
+// A heal that one node (a silent ssh host) does not take returns, records the node as not
+// healed with why, and reports it: the schedule then stops and the run names the host.
+TEST(PartitionFamily, AHealASilentNodeMissesIsRecordedAndReported) {
+  FakeNemesisEnv env(kClients, kServers);
+  PartitionNemesis p(env.ctx, default_fault_options());
+  std::mt19937_64 rng(1);
+  p.start("partition-one", rng);
+  env.silent("n2");
+  EXPECT_THROW(p.heal(), HarnessError);
+  auto records = env.records();
+  ASSERT_EQ(records.back().f, "heal");
+  EXPECT_EQ(records.back().value["not_healed"]["n2"], "no answer within 3000 ms") << records.back().value.dump();
+  EXPECT_FALSE(p.active()) << "the family's fault is over; the node is the run's problem now";
 }
 
 }  // namespace

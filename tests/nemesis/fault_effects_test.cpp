@@ -16,12 +16,15 @@
 #include "nemesis/clock/node_clocks.h"
 #include "nemesis/clock_nemesis.h"
 #include "nemesis/crash_nemesis.h"
+#include "nemesis/fault_registry.h"
 #include "nemesis/partition_nemesis.h"
 #include "platform/errors.h"
 #include "platform/run_state.h"
+#include "platform/runtime_registry.h"
 #include "tests/docker/docker_support.h"
 #include "tests/nemesis/fake_env.h"
 #include "tests/runtime/test_util.h"
+#include "tests/support/deadline.h"
 
 namespace fencecheck::testing {
 namespace {
@@ -87,13 +90,13 @@ TEST_P(FaultEffects, AClockShiftThatCannotReachTheServerIsAHarnessError) {
   auto server = start_redis("none");
   ServerClocks server_clocks(*clocks_, *server, *runtime_);
   try {
-    server_clocks.set_offset("n1", 5000ms);
+    server_clocks.set_offset("n1", 5000ms, test_deadline());
     ADD_FAILURE() << "the shift was taken although redis cannot see it";
   } catch (const HarnessError& e) {
     EXPECT_NE(std::string(e.what()).find("cannot shift the clock of n1"), std::string::npos) << e.what();
   }
   EXPECT_EQ(server_clocks.offset("n1"), 0ms);
-  server_clocks.set_offset("n1", 0ms);  // a reset is always fine
+  server_clocks.set_offset("n1", 0ms, test_deadline());  // a reset is always fine
 }
 
 TEST_P(FaultEffects, AClockBumpMovesRedisTimeAndExpiresItsLease) {
@@ -103,7 +106,7 @@ TEST_P(FaultEffects, AClockBumpMovesRedisTimeAndExpiresItsLease) {
   FakeNemesisEnv env({"c1"}, {"n1"});
   ServerProcesses role(*server, *runtime_);
   ServerClocks server_clocks(*clocks_, *server, *runtime_);  // the runner's: checks the shift reaches redis
-  NemesisContext ctx{env.ctx.net, role, env.ctx.clients, server_clocks, env.ctx.log, env.time};
+  NemesisContext ctx{env.ctx.net, role, env.ctx.clients, server_clocks, env.ctx.log, env.time, env.events};
   ClockNemesis clock(ctx, default_fault_options());
   clock.replay("clock-bump", {{"fault", "clock-bump"}, {"deltas", {{"n1", 15000}}}});
   EXPECT_NEAR(redis_time_s(*server) - before, 15, 1) << "TIME shows the +15 s offset";
@@ -122,7 +125,7 @@ TEST_P(FaultEffects, KillServerLosesTheLockOnlyWithoutPersistenceAndRestarts) {
     ASSERT_EQ(redis(*server, {"SET", "lk", "v", "NX", "PX", "60000"}).reply->type, REDIS_REPLY_STATUS);
     FakeNemesisEnv env({"c1"}, {"n1"});
     ServerProcesses role(*server, *runtime_);
-    NemesisContext ctx{env.ctx.net, role, env.ctx.clients, env.ctx.clocks, env.ctx.log, env.time};
+    NemesisContext ctx{env.ctx.net, role, env.ctx.clients, env.ctx.clocks, env.ctx.log, env.time, env.events};
     CrashNemesis crash(ctx, fault_options({{"pause-ms", 1000}, {"restart-ms", 300}, {"clock-max-ms", 1000}}));
     crash.replay("kill", {{"fault", "kill-server"}, {"targets", {"n1"}}, {"restart_ms", 300}});
     EXPECT_FALSE(server->running("n1"));
@@ -133,7 +136,7 @@ TEST_P(FaultEffects, KillServerLosesTheLockOnlyWithoutPersistenceAndRestarts) {
     auto r = redis(*server, {"GET", "lk"});
     ASSERT_EQ(r.status, RedisCommandResult::Status::kReply);
     EXPECT_EQ(r.reply->type, persistence == "none" ? REDIS_REPLY_NIL : REDIS_REPLY_STRING);
-    server->teardown();
+    server->teardown(test_deadline());
   }
 }
 
@@ -143,7 +146,7 @@ TEST_P(FaultEffects, APartitionStopsTcpAcrossTheCutAndHealRestoresIt) {
   RuntimeNet net(*runtime_);
   FakeNemesisEnv env({"c1"}, {"n1"});
   ServerProcesses role(*server, *runtime_);
-  NemesisContext ctx{net, role, env.ctx.clients, env.ctx.clocks, env.ctx.log, env.time};
+  NemesisContext ctx{net, role, env.ctx.clients, env.ctx.clocks, env.ctx.log, env.time, env.events};
   PartitionNemesis partition(ctx, default_fault_options());
   std::mt19937_64 rng(1);
   const Node& n1 = runtime_->node("n1");

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
+#include <thread>
 #include <set>
 #include <stdexcept>
 
@@ -30,9 +32,9 @@ TEST_F(PauseFixture, HolderArmsThenPausesExactlyTheAcquiringNodeOnce) {
   EXPECT_EQ(nemesis.describe_active(), std::vector<std::string>{"pause-holder (armed)"});
   EXPECT_FALSE(nemesis.acting()) << "armed is not in force: a stall then is the bench's";
 
-  nemesis.on_acquired("c3");
+  env.acquired("c3");
   EXPECT_TRUE(nemesis.acting());
-  nemesis.on_acquired("c4");  // already paused someone: disarmed
+  env.acquired("c4");  // already paused someone: disarmed
 
   auto signals = env.signals();
   ASSERT_EQ(signals.size(), 1u);
@@ -51,13 +53,13 @@ TEST_F(PauseFixture, HolderArmsThenPausesExactlyTheAcquiringNodeOnce) {
 // pause-acquirer stops a client whose acquire has been in flight for 20 ms, never one whose
 // acquire came back sooner, nor one that sent it while the fault was not armed.
 TEST_F(PauseFixture, AcquirerPausesOnlyAClientWhoseAcquireIsStillInFlight) {
-  nemesis.on_acquire_sent("c1");  // not armed yet: not tracked
+  env.publish(LockEventKind::kAcquireSent, "c1");  // not armed yet: not tracked
   nemesis.start("pause-acquirer", rng);
   EXPECT_EQ(nemesis.describe_active(), std::vector<std::string>{"pause-acquirer (armed)"});
-  nemesis.on_acquire_sent("c2");
+  env.publish(LockEventKind::kAcquireSent, "c2");
   env.time.advance(milliseconds(10));
-  nemesis.on_acquire_ended("c2");  // came back within 10 ms: skipped
-  nemesis.on_acquire_sent("c4");
+  env.publish(LockEventKind::kAcquireEnded, "c2");  // came back within 10 ms: skipped
+  env.publish(LockEventKind::kAcquireSent, "c4");
   env.time.advance(milliseconds(19));
   nemesis.tick();
   EXPECT_TRUE(env.signals().empty()) << "paused before its acquire was 20 ms in flight";
@@ -74,7 +76,7 @@ TEST_F(PauseFixture, AcquirerPausesOnlyAClientWhoseAcquireIsStillInFlight) {
   EXPECT_EQ(records[0].value, nlohmann::json({{"fault", "pause-acquirer"}, {"ms", 50}}));
   EXPECT_EQ(records[1].value["targets"], nlohmann::json::array({"c4"}));
   // Disarmed: another acquire in flight is left alone, and the pause ends after its time.
-  nemesis.on_acquire_sent("c5");
+  env.publish(LockEventKind::kAcquireSent, "c5");
   env.time.advance(milliseconds(50));
   nemesis.tick();
   signals = env.signals();
@@ -83,18 +85,22 @@ TEST_F(PauseFixture, AcquirerPausesOnlyAClientWhoseAcquireIsStillInFlight) {
   EXPECT_FALSE(nemesis.active());
 }
 
-// pause-after-send hands its pause to exactly one acquire — the next one sent once armed —
-// recording "pause" then and "resume" when that acquire comes back; no signal is sent.
-TEST_F(PauseFixture, AfterSendGivesThePauseToTheNextAcquireOnce) {
-  EXPECT_EQ(nemesis.pause_in_acquire("c1"), milliseconds(0)) << "not armed";
+// pause-after-send arms the clients; the acquire that takes the pause is "in" it, but the
+// history says "pause" only once the library says it paused, and "resume" when that acquire
+// comes back; no signal is sent.
+TEST_F(PauseFixture, AfterSendRecordsThePauseOnlyOnceTheLibrarySaysItPaused) {
   nemesis.start("pause-after-send", rng);
+  EXPECT_EQ(env.armed_inside(), milliseconds(50)) << "the clients carry the pause, not the nemesis";
   EXPECT_EQ(nemesis.describe_active(), std::vector<std::string>{"pause-after-send (armed)"});
-  EXPECT_EQ(nemesis.pause_in_acquire("c3"), milliseconds(50));
-  EXPECT_EQ(nemesis.pause_in_acquire("c4"), milliseconds(0)) << "one acquire only";
+  env.publish(LockEventKind::kAcquireSent, "c3", "l0", [](LockEvent& e) { e.pause_inside = milliseconds(50); });
   EXPECT_EQ(nemesis.describe_active(), std::vector<std::string>{"pause-after-send c3"});
-  nemesis.on_acquire_ended("c4");  // another client's acquire ends nothing
+  ASSERT_EQ(env.records().size(), 1u) << "no pause on the record before the library paused";
+  env.publish(LockEventKind::kNotice, "c4", "l0", [](LockEvent& e) { e.notice = "paused"; });
+  ASSERT_EQ(env.records().size(), 1u) << "another client's notice is not this pause";
+  env.publish(LockEventKind::kNotice, "c3", "l0", [](LockEvent& e) { e.notice = "paused"; });
+  env.publish(LockEventKind::kAcquireEnded, "c4");  // another client's acquire ends nothing
   EXPECT_TRUE(nemesis.active());
-  nemesis.on_acquire_ended("c3");
+  env.publish(LockEventKind::kAcquireEnded, "c3", "l0", [](LockEvent& e) { e.paused_inside = true; });
   EXPECT_FALSE(nemesis.active());
   EXPECT_TRUE(env.signals().empty()) << "the library pauses itself; nothing is signalled";
   auto records = env.records();
@@ -103,13 +109,78 @@ TEST_F(PauseFixture, AfterSendGivesThePauseToTheNextAcquireOnce) {
   EXPECT_EQ(records[1].f, "pause");
   EXPECT_EQ(records[1].value["targets"], nlohmann::json::array({"c3"}));
   EXPECT_EQ(records[1].value["ms"], 50);
+  EXPECT_FALSE(records[1].value.contains("not_applied"));
   EXPECT_EQ(records[2].f, "resume");
   EXPECT_EQ(records[2].value["fault"], "pause-after-send");
 }
 
+// An acquire that carried the pause but came back without the library pausing (it sent no
+// lock command, or failed first) is recorded as a pause not applied, never as a pause.
+TEST_F(PauseFixture, AfterSendThatNeverPausedIsRecordedNotApplied) {
+  nemesis.start("pause-after-send", rng);
+  env.publish(LockEventKind::kAcquireSent, "c2", "l0", [](LockEvent& e) { e.pause_inside = milliseconds(50); });
+  env.publish(LockEventKind::kAcquireEnded, "c2", "l0", [](LockEvent& e) { e.paused_inside = false; });
+  auto records = env.records();
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(records[1].f, "pause");
+  EXPECT_TRUE(records[1].value.contains("not_applied")) << records[1].value.dump();
+  EXPECT_FALSE(nemesis.active());
+  // Unknown (the worker did not answer): not claimed either.
+  nemesis.start("pause-after-send", rng);
+  env.publish(LockEventKind::kAcquireSent, "c2", "l0", [](LockEvent& e) { e.pause_inside = milliseconds(50); });
+  env.publish(LockEventKind::kAcquireEnded, "c2");
+  records = env.records();
+  ASSERT_EQ(records.size(), 4u);
+  EXPECT_NE(records[3].value.value("not_applied", "").find("unknown"), std::string::npos) << records[3].value.dump();
+}
+
+// The notice and the completion travel apart: a completion that says "paused" before its
+// notice came still puts the pause on the record (then the resume), and the late notice adds
+// nothing.
+TEST_F(PauseFixture, AfterSendWhoseNoticeComesLateIsStillRecordedOnce) {
+  nemesis.start("pause-after-send", rng);
+  env.publish(LockEventKind::kAcquireSent, "c1", "l0", [](LockEvent& e) { e.pause_inside = milliseconds(50); });
+  env.publish(LockEventKind::kAcquireEnded, "c1", "l0", [](LockEvent& e) { e.paused_inside = true; });
+  env.publish(LockEventKind::kNotice, "c1", "l0", [](LockEvent& e) { e.notice = "paused"; });
+  auto records = env.records();
+  ASSERT_EQ(records.size(), 3u);
+  EXPECT_EQ(records[1].f, "pause");
+  EXPECT_FALSE(records[1].value.contains("not_applied"));
+  EXPECT_EQ(records[2].f, "resume");
+}
+
+// pause-acquirer decides to stop c4 while its acquire is in flight; if the acquire comes
+// back while the SIGSTOP is under way, the acquire's end (and with it the completion the
+// session records) waits until the stop is done: the history never shows a pause of a
+// client whose acquire had already returned.
+TEST_F(PauseFixture, AcquirerNeverStopsAClientWhoseAcquireReturnedFirst) {
+  nemesis.start("pause-acquirer", rng);
+  env.publish(LockEventKind::kAcquireSent, "c4");
+  env.time.advance(milliseconds(20));
+  std::atomic<bool> ended{false};
+  std::atomic<bool> ended_during_pause{false};
+  std::thread client;
+  env.on_pause([&](const std::string&) {
+    // The reply arrives now, on the client's thread, while the stop is being made.
+    client = std::thread([&] {
+      env.publish(LockEventKind::kAcquireEnded, "c4");
+      ended = true;
+    });
+    std::this_thread::sleep_for(milliseconds(200));
+    ended_during_pause = ended.load();
+  });
+  nemesis.tick();
+  client.join();
+  EXPECT_FALSE(ended_during_pause) << "the acquire came back before its client's SIGSTOP took effect";
+  EXPECT_TRUE(ended);
+  auto signals = env.signals();
+  ASSERT_EQ(signals.size(), 1u);
+  EXPECT_EQ(signals[0].node, "c4");
+}
+
 TEST_F(PauseFixture, ResumesOnlyAfterThePauseDuration) {
   nemesis.start("pause-holder", rng);
-  nemesis.on_acquired("c2");
+  env.acquired("c2");
   nemesis.tick();
   EXPECT_EQ(env.signals().size(), 1u) << "resumed before the 50 ms were up";
   EXPECT_TRUE(nemesis.active());
@@ -133,7 +204,7 @@ TEST_F(PauseFixture, ResumesOnlyAfterThePauseDuration) {
   EXPECT_FALSE(nemesis.active());
   EXPECT_TRUE(nemesis.describe_active().empty());
 
-  nemesis.on_acquired("c1");  // a resumed pause-holder is not re-armed
+  env.acquired("c1");  // a resumed pause-holder is not re-armed
   EXPECT_EQ(env.signals().size(), 2u);
 }
 
@@ -167,7 +238,7 @@ TEST_F(PauseFixture, OnlyOnePauseAtATime) {
   nemesis.start("pause-server", rng);
   nemesis.start("pause-client", rng);
   nemesis.start("pause-holder", rng);
-  nemesis.on_acquired("c1");
+  env.acquired("c1");
   EXPECT_EQ(env.signals().size(), 1u);
   EXPECT_EQ(env.records().size(), 1u);
 }
@@ -196,7 +267,7 @@ TEST_F(PauseFixture, HealDisarmsTheHolderPause) {
   nemesis.start("pause-holder", rng);
   nemesis.heal();
   EXPECT_FALSE(nemesis.active());
-  nemesis.on_acquired("c1");
+  env.acquired("c1");
   EXPECT_TRUE(env.signals().empty());
   ASSERT_EQ(env.records().size(), 1u) << "only the arming: no pause was in force";
   EXPECT_EQ(env.records()[0].f, "arm");
@@ -216,7 +287,7 @@ TEST_F(PauseFixture, ReplayPausesTheSameNodeForTheSameTimeAndReArmsTheHolder) {
 
   nemesis.replay("arm", {{"fault", "pause-holder"}, {"ms", 30}});
   nemesis.replay("pause", {{"fault", "pause-holder"}, {"targets", {"c1"}}, {"ms", 30}});  // no-op
-  nemesis.on_acquired("c4");  // whoever acquires next is paused, as in the original run
+  env.acquired("c4");  // whoever acquires next is paused, as in the original run
   EXPECT_EQ(env.stopped_nodes(), (std::vector<std::string>{"n2", "c4"}));
   EXPECT_THROW(nemesis.replay("partition", {{"fault", "pause-client"}}), std::invalid_argument);
 }

@@ -3,6 +3,7 @@
 // time or on the lock event they wait for; NemesisSchedule applies them (a lock event's
 // step on the caller's thread, before it returns). ManualTime and a recording env: no
 // test sleeps.
+#include "nemesis/fault_registry.h"
 #include "nemesis/plan.h"
 
 #include <gtest/gtest.h>
@@ -168,9 +169,9 @@ TEST(PlanCursor, AnEventFiresItsStepAndTheUndelayedOnesAfterItWithTheHolderBound
   EXPECT_TRUE(cursor.due(t0 + milliseconds(1000)).empty()) << "an event step waits for its event";
   EXPECT_TRUE(cursor.waiting_for_event());
   EXPECT_NE(cursor.describe().find("waits for acquire-ok by any client on l1"), std::string::npos);
-  EXPECT_TRUE(cursor.on_event({LockEventKind::kAcquireOk, "c2", "l0"}, t0).empty()) << "another key";
-  EXPECT_TRUE(cursor.on_event({LockEventKind::kRelease, "c2", "l1"}, t0).empty()) << "another event";
-  auto fired = cursor.on_event({LockEventKind::kAcquireOk, "c2", "l1"}, t0 + milliseconds(10));
+  EXPECT_TRUE(cursor.on_event({LockEventKind::kAcquireOk, "c2", "l0", t0}, t0).empty()) << "another key";
+  EXPECT_TRUE(cursor.on_event({LockEventKind::kRelease, "c2", "l1", t0}, t0).empty()) << "another event";
+  auto fired = cursor.on_event({LockEventKind::kAcquireOk, "c2", "l1", t0 + milliseconds(10)}, t0 + milliseconds(10));
   ASSERT_EQ(fired.size(), 2u);
   EXPECT_EQ(fired[0].value, (nlohmann::json{{"fault", "pause-client"}, {"targets", {"c2"}}, {"ms", 300}}));
   EXPECT_EQ(fired[0].planned, t0 + milliseconds(10)) << "due the instant its event came";
@@ -225,13 +226,36 @@ TEST(PlanCursor, ALockEventWhileABatchIsOutFiresItsStepWhenTheBatchIsApplied) {
   cursor.applied(t0);
   ASSERT_EQ(cursor.due(t0 + milliseconds(10)).size(), 1u) << "the cut's undo: a batch of no step";
   EXPECT_TRUE(cursor.waiting_for_event());
-  EXPECT_TRUE(cursor.on_event({LockEventKind::kRelease, "c2", "l0"}, t0 + milliseconds(11)).empty())
+  EXPECT_TRUE(cursor.on_event({LockEventKind::kRelease, "c2", "l0", t0 + milliseconds(11)}, t0 + milliseconds(11)).empty())
       << "kept while the undo is being applied";
   auto fired = cursor.applied(t0 + milliseconds(12));
   ASSERT_EQ(fired.size(), 1u) << "not lost";
   EXPECT_EQ(fired[0].f, "heal");
   EXPECT_TRUE(cursor.applied(t0 + milliseconds(13)).empty());
   EXPECT_EQ(cursor.steps_fired(), 2u);
+}
+
+// Two lock events while a step is being applied: both fire their steps, in order, each
+// planned at the instant its event came (not when it could be applied); none is lost.
+TEST(PlanCursor, EveryLockEventWhileABatchIsOutFiresInOrderAtItsOwnInstant) {
+  Plan p = plan_of(R"([{"at_ms": 0, "do": "cut", "grudge": {"c1": ["n4"]}},
+                       {"on": "acquire-ok", "client": "c1", "do": "clock", "offsets": {"n3": 30000}},
+                       {"on": "release", "client": "c1", "do": "heal-cut"}])");
+  const TimeSource::Instant t0{};
+  PlanCursor cursor(p, t0);
+  ASSERT_EQ(cursor.due(t0).size(), 1u) << "the cut is out, being applied";
+  EXPECT_TRUE(cursor.on_event({LockEventKind::kAcquireOk, "c1", "l0", t0 + milliseconds(3)}, t0 + milliseconds(3)).empty());
+  EXPECT_TRUE(cursor.on_event({LockEventKind::kRelease, "c1", "l0", t0 + milliseconds(7)}, t0 + milliseconds(7)).empty());
+  auto clock = cursor.applied(t0 + milliseconds(50));  // the cut took 50 ms
+  ASSERT_EQ(clock.size(), 1u);
+  EXPECT_EQ(clock[0].f, "clock-bump");
+  EXPECT_EQ(clock[0].planned, t0 + milliseconds(3)) << "planned when its acquire-ok came";
+  auto heal = cursor.applied(t0 + milliseconds(60));
+  ASSERT_EQ(heal.size(), 1u) << "the release that came meanwhile was lost";
+  EXPECT_EQ(heal[0].f, "heal");
+  EXPECT_EQ(heal[0].planned, t0 + milliseconds(7));
+  EXPECT_TRUE(cursor.applied(t0 + milliseconds(61)).empty());
+  EXPECT_EQ(cursor.steps_fired(), 3u);
 }
 
 TEST(PlanCursor, AClockUndoLeavesANodeALaterStepMovedAlone) {
@@ -260,7 +284,7 @@ TEST(PlanSchedule, ThePlanThreadAppliesStepsAndTheFinalHealEndsThem) {
     return done();
   };
   ASSERT_TRUE(wait_for([&] { return !env.cuts().empty(); })) << "the at_ms step, from the plan thread";
-  std::thread client([&] { s.on_lock_event({LockEventKind::kAcquireOk, "c2", "l0"}); });
+  std::thread client([&] { env.publish(LockEventKind::kAcquireOk, "c2"); });
   client.join();
   EXPECT_EQ(env.stopped_nodes(), std::vector<std::string>{"c2"}) << "applied on the client's thread";
   EXPECT_EQ(s.plan_progress(), (std::pair<std::size_t, std::size_t>{3, 3}));
@@ -279,21 +303,21 @@ TEST(PlanSchedule, AppliesTimedStepsThroughTheFamiliesAndEventStepsOnTheCallersT
                        {"on": "release", "client": "c1", "do": "heal-cut"},
                        {"after_ms": 0, "do": "clock-reset"}])");
   NemesisSchedule s(p, env.ctx, default_fault_options());
-  s.on_lock_event({LockEventKind::kAcquireOk, "c1", "l0"});
+  env.publish(LockEventKind::kAcquireOk, "c1");
   EXPECT_TRUE(env.records().empty()) << "the cut comes first: an event before it fires nothing";
   env.time.advance(milliseconds(20));
   s.poll();
   ASSERT_EQ(env.cuts().size(), 1u);
   EXPECT_EQ(env.cuts()[0], (Grudge{{"c1", {"n4", "n5"}}, {"n4", {"c1"}}, {"n5", {"c1"}}}));
-  s.on_lock_event({LockEventKind::kAcquireOk, "c2", "l0"});
+  env.publish(LockEventKind::kAcquireOk, "c2");
   EXPECT_EQ(env.ctx.clocks.offset("n3"), milliseconds(0)) << "c2 is not the client the step waits for";
-  s.on_lock_event({LockEventKind::kAcquireOk, "c1", "l0"});
+  env.publish(LockEventKind::kAcquireOk, "c1");
   EXPECT_EQ(env.ctx.clocks.offset("n3"), milliseconds(30000)) << "applied before on_lock_event returned";
   EXPECT_EQ(env.stopped_nodes(), std::vector<std::string>{"c1"}) << "the holder paused on its own acquire";
   env.time.advance(milliseconds(30));
   s.poll();
   EXPECT_TRUE(env.every_stop_resumed_in_order());
-  s.on_lock_event({LockEventKind::kRelease, "c1", "l0"});
+  env.publish(LockEventKind::kRelease, "c1");
   EXPECT_EQ(env.cuts().back(), Grudge{});
   EXPECT_EQ(env.ctx.clocks.offset("n3"), milliseconds(0));
   std::vector<std::string> fs;

@@ -1,7 +1,7 @@
 // The fault registry: names, lookups, and that every fault has a nemesis to run it.
 #include <gtest/gtest.h>
 
-#include "nemesis/nemesis.h"
+#include "nemesis/fault_registry.h"
 #include "tests/nemesis/fake_env.h"
 
 namespace fencecheck::testing {
@@ -13,8 +13,8 @@ TEST(FaultRegistry, FindsKnownFaults) {
     ASSERT_NE(f, nullptr) << name;
     EXPECT_EQ(f->name, name);
     EXPECT_EQ(f->family, "pause");
-    EXPECT_FALSE(f->needs_net) << "a pause works under the local runtime";
-    EXPECT_FALSE(f->needs_clocks);
+    EXPECT_FALSE(f->needs.has(Capability::kCutsNetwork)) << "a pause works under the local runtime";
+    EXPECT_FALSE(f->needs.has(Capability::kShiftsClocks));
     EXPECT_FALSE(f->description.empty());
   }
 }
@@ -52,7 +52,7 @@ TEST(FaultRegistry, EveryFaultsFactoryMakesANemesisThatRunsIt) {
     } else {
       n->start(f.name, rng);
     }
-    n->on_acquired("c1");
+    env.acquired("c1");
     ASSERT_GT(env.records().size(), before) << "a fault always records what it did";
     const nlohmann::json first = env.records()[before].value;
     EXPECT_EQ(first["fault"], f.name) << "every nemesis line names its fault";

@@ -1,6 +1,7 @@
 // check_replay: a recorded schedule is refused before the run starts when a line names a
 // node the run does not have, an action its family cannot replay, a fault not among the
 // run's, or lacks a field — each refusal naming the file and the line.
+#include "nemesis/fault_registry.h"
 #include "nemesis/replay_check.h"
 
 #include <gtest/gtest.h>

@@ -1,6 +1,7 @@
 // NemesisSchedule on a recording env and a ManualTime: it starts only configured faults,
 // on time, seeded, and leaves nothing paused once stopped. poll() is driven by hand, so
 // no test sleeps; one test runs the real thread to show start()/stop() drive poll().
+#include "nemesis/fault_registry.h"
 #include "nemesis/schedule.h"
 
 #include <gtest/gtest.h>
@@ -32,7 +33,7 @@ TEST(NemesisSchedule, NoFaultsNeverStartsAnything) {
   FakeNemesisEnv env(kClients, kServers);
   NemesisSchedule s({}, milliseconds(1), 1, env.ctx, with_pause(milliseconds(5)));
   run_for(env, s, 100);
-  s.on_acquired("c1");
+  env.acquired("c1");
   s.stop();
   EXPECT_TRUE(env.signals().empty());
   EXPECT_TRUE(env.records().empty());
@@ -148,7 +149,7 @@ TEST(NemesisSchedule, HolderPauseHitsTheNodeThatAcquires) {
   NemesisSchedule s({"pause-holder"}, milliseconds(5), 3, env.ctx, with_pause(milliseconds(60'000)));
   run_for(env, s, 1);
   ASSERT_EQ(s.describe_active(), std::vector<std::string>{"pause-holder (armed)"});
-  s.on_acquired("c4");
+  env.acquired("c4");
   EXPECT_EQ(env.stopped_nodes(), std::vector<std::string>{"c4"});
   s.stop();
   EXPECT_TRUE(env.every_stop_resumed_in_order());
@@ -180,14 +181,14 @@ TEST(NemesisSchedule, AFaultThatCannotBeInjectedStopsTheSchedule) {
   FakeNemesisEnv env(kClients, kServers);
   struct FailingProcesses : NodeProcesses {
     std::vector<std::string> nodes() const override { return {"n1"}; }
-    bool pause(const std::string&) override { throw HarnessError("cannot stop n1"); }
-    void resume(const std::string&) override {}
-    bool kill(const std::string&) override { return true; }
-    bool stop(const std::string&) override { return true; }
-    void launch(const std::string&) override {}
-    Readiness await_ready(const std::string&, const CancelCheck&) override { return Readiness::kReady; }
+    bool pause(const std::string&, const Deadline&) override { throw HarnessError("cannot stop n1"); }
+    void resume(const std::string&, const Deadline&) override {}
+    bool kill(const std::string&, const Deadline&) override { return true; }
+    bool stop(const std::string&, const Deadline&) override { return true; }
+    void launch(const std::string&, const Deadline&) override {}
+    Readiness await_ready(const std::string&, const Deadline&) override { return Readiness::kReady; }
   } failing;
-  NemesisContext ctx{env.ctx.net, failing, env.ctx.clients, env.ctx.clocks, env.ctx.log, env.time};
+  NemesisContext ctx{env.ctx.net, failing, env.ctx.clients, env.ctx.clocks, env.ctx.log, env.time, env.events};
   NemesisSchedule s({"pause-server"}, milliseconds(1), 1, ctx, default_fault_options());
   run_for(env, s, 3);
   EXPECT_NE(s.error().find("the pause family: cannot stop n1"), std::string::npos) << s.error();

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "nemesis/crash_nemesis.h"
+#include "nemesis/fault_registry.h"
 #include "nemesis/schedule.h"
 #include "tests/nemesis/fake_env.h"
 
@@ -25,16 +26,16 @@ const std::vector<std::string> kServers = {"n1", "n2", "n3"};
 class NeverReadyServers final : public NodeProcesses {
  public:
   std::vector<std::string> nodes() const override { return kServers; }
-  bool pause(const std::string&) override { return true; }
-  void resume(const std::string&) override {}
-  bool kill(const std::string&) override { return true; }
-  bool stop(const std::string&) override { return true; }
-  void launch(const std::string&) override { ++launches; }
-  Readiness await_ready(const std::string&, const CancelCheck& give_up) override {
+  bool pause(const std::string&, const Deadline&) override { return true; }
+  void resume(const std::string&, const Deadline&) override {}
+  bool kill(const std::string&, const Deadline&) override { return true; }
+  bool stop(const std::string&, const Deadline&) override { return true; }
+  void launch(const std::string&, const Deadline&) override { ++launches; }
+  Readiness await_ready(const std::string&, const Deadline& deadline) override {
     waiting = true;
     // Bounded so that a schedule that never gives up fails the test instead of hanging it.
     for (int i = 0; i < 30'000; ++i) {
-      if (give_up && give_up()) return Readiness::kGaveUp;
+      if (deadline.cancelled()) return Readiness::kGaveUp;
       std::this_thread::sleep_for(milliseconds(1));
     }
     return Readiness::kTimedOut;
@@ -56,7 +57,7 @@ bool eventually(Pred pred, FakeNemesisEnv* env = nullptr) {
 TEST(ScheduleThreads, ARestartWaitingForAQuorumBlocksNoOtherFamily) {
   FakeNemesisEnv env(kClients, kServers);
   NeverReadyServers servers;
-  NemesisContext ctx{env.ctx.net, servers, env.ctx.clients, env.ctx.clocks, env.ctx.log, env.time};
+  NemesisContext ctx{env.ctx.net, servers, env.ctx.clients, env.ctx.clocks, env.ctx.log, env.time, env.events};
   FaultOptions o = with_pause(milliseconds(100));
   o.set("nemesis-targets", "all");
   NemesisSchedule s({"kill-server", "pause-client"}, milliseconds(50), 7, ctx, o);
@@ -120,7 +121,7 @@ TEST(ScheduleThreads, ALockAwareFaultFiredByAClientHasNoPlan) {
     env.time.advance(milliseconds(2));
     s.poll();
   }
-  std::thread client([&] { s.on_acquired("c2"); });
+  std::thread client([&] { env.acquired("c2"); });
   client.join();
   s.stop();
   bool paused = false;

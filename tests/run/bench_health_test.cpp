@@ -11,7 +11,9 @@
 
 #include "platform/os_util.h"
 #include "platform/run_state.h"
+#include "platform/runtime_registry.h"
 #include "tests/run/temp_dir.h"
+#include "tests/support/deadline.h"
 
 namespace fencecheck::testing {
 namespace {
@@ -87,14 +89,14 @@ TEST_F(BenchHealthTest, CrashesAndPausesTheNemesisAskedForAreNotProblems) {
   Process& crashed = spawn("crashed", "sleep 30");
   Process& paused = spawn("paused", "sleep 30");
   Process& stopped = spawn("stopped", "sleep 30");
-  crashed.crash();
-  paused.pause();
+  crashed.crash(test_deadline());
+  paused.pause(test_deadline());
   stopped.stop(milliseconds(1000));
   for (int i = 0; i < 5; ++i) {
     EXPECT_TRUE(health.poll(true).empty());
     std::this_thread::sleep_for(milliseconds(20));
   }
-  paused.resume();
+  paused.resume(test_deadline());
   EXPECT_TRUE(health.sound());
 }
 
@@ -103,9 +105,9 @@ TEST_F(BenchHealthTest, AStopNoFaultAskedForIsAProblem) {
   Process& p = spawn("server", "sleep 30");
   // Under load a fresh process can spend seconds in exec (state D); stop it once it runs.
   for (int i = 0; i < 1000 && os::process_state(p.pid()) != 'S'; ++i) std::this_thread::sleep_for(milliseconds(10));
-  p.signal(SIGSTOP);  // someone else's SIGSTOP: Process::pause() was not called
+  p.signal(SIGSTOP, test_deadline());  // someone else's SIGSTOP: Process::pause() was not called
   auto found = poll_until_problem(health);
-  p.signal(SIGCONT);
+  p.signal(SIGCONT, test_deadline());
   ASSERT_EQ(found.size(), 1u) << "state " << os::process_state(p.pid());
   EXPECT_NE(found[0].find("is stopped (SIGSTOP) although no fault paused it"), std::string::npos) << found[0];
 }

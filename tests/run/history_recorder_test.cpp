@@ -3,6 +3,7 @@
 #include "harness/run/history_recorder.h"
 
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 
@@ -194,25 +195,28 @@ TEST(HistoryRecorder, LinesReachTheFileByThemselvesAndAtOnceOnFlush) {
   EXPECT_EQ(raw_lines(path).size(), 2u);
 }
 
+// A file size limit of 64 bytes while it lives, so that writes fail as on a full disk. The
+// limit is the process's: restored whatever happens.
+struct Limit {
+  rlimit old{};
+  void (*old_handler)(int);
+  Limit() : old_handler(std::signal(SIGXFSZ, SIG_IGN)) {
+    ::getrlimit(RLIMIT_FSIZE, &old);
+    rlimit small = old;
+    small.rlim_cur = 64;
+    ::setrlimit(RLIMIT_FSIZE, &small);
+  }
+  ~Limit() {
+    ::setrlimit(RLIMIT_FSIZE, &old);
+    std::signal(SIGXFSZ, old_handler);
+  }
+};
+
 // A write that fails (here: over the file size limit) is never silent: flush() and every
 // later record() throw, naming the file.
 TEST(HistoryRecorder, AFailedWriteIsThrownByTheNextFlushAndRecord) {
   TempDir dir;
   auto path = dir.path() / "history.jsonl";
-  struct Limit {  // the limit is the process's: restored whatever happens
-    rlimit old{};
-    void (*old_handler)(int);
-    Limit() : old_handler(std::signal(SIGXFSZ, SIG_IGN)) {
-      ::getrlimit(RLIMIT_FSIZE, &old);
-      rlimit small = old;
-      small.rlim_cur = 64;
-      ::setrlimit(RLIMIT_FSIZE, &small);
-    }
-    ~Limit() {
-      ::setrlimit(RLIMIT_FSIZE, &old);
-      std::signal(SIGXFSZ, old_handler);
-    }
-  };
   HistoryRecorder h(path, HistoryRecorder::monotonic_ns());
   {
     Limit limit;
@@ -226,6 +230,100 @@ TEST(HistoryRecorder, AFailedWriteIsThrownByTheNextFlushAndRecord) {
     }
   }
   EXPECT_THROW(h.record(1, OpType::kInvoke, OpFn::kRelease, "l0", nullptr, "c1"), HarnessError);
+}
+
+// The last lines, recorded after the run's last flush(), cannot be written: close() says
+// so, naming the file, so that the run does not judge a history that lacks its end.
+TEST(HistoryRecorder, CloseThrowsWhenTheLastLinesCannotBeWritten) {
+  TempDir dir;
+  auto path = dir.path() / "history.jsonl";
+  HistoryRecorder h(path, HistoryRecorder::monotonic_ns());
+  h.record(1, OpType::kInvoke, OpFn::kAcquire, "l0", nullptr, "c1");
+  h.flush();  // the run's flush at the end of its test phase: all well so far
+  Limit limit;
+  h.record_nemesis("heal", {{"fault", "partition-halves"}});
+  h.record(2, OpType::kInvoke, OpFn::kRead, "k0", nullptr, "c1");
+  try {
+    h.close();
+    ADD_FAILURE() << "close() of a history whose last lines were not written did not throw";
+  } catch (const HarnessError& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot write " + path.string()), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(h.close(), HarnessError) << "a second close() must not make the loss look healed";
+}
+
+TEST(HistoryRecorder, CloseWritesEverythingAndRefusesLaterRecords) {
+  TempDir dir;
+  auto path = dir.path() / "history.jsonl";
+  HistoryRecorder h(path, HistoryRecorder::monotonic_ns());
+  h.record(1, OpType::kInvoke, OpFn::kAcquire, "l0", nullptr, "c1");
+  h.record_nemesis("heal", {{"fault", "partition-halves"}});
+  h.close();
+  EXPECT_EQ(raw_lines(path).size(), 2u);
+  try {
+    h.record(1, OpType::kOk, OpFn::kAcquire, "l0", {{"token", 1}}, "c1");
+    ADD_FAILURE() << "a line recorded after close() was taken (and would be lost)";
+  } catch (const HarnessError& e) {
+    EXPECT_NE(std::string(e.what()).find(path.string()), std::string::npos) << e.what();
+  }
+  EXPECT_NO_THROW(h.close());
+}
+
+// What is written to fd 2 while it lives, through a pipe (gtest's capture goes to a file,
+// which the size limit would cut short). Holds up to a pipe's 64 KiB.
+class StderrPipe {
+ public:
+  StderrPipe() {
+    if (::pipe(ends_) != 0) std::abort();
+    saved_ = ::dup(2);
+    ::dup2(ends_[1], 2);
+  }
+  ~StderrPipe() { restore(); }
+  std::string text() {
+    restore();
+    std::string out;
+    char buf[4096];
+    for (ssize_t n; (n = ::read(ends_[0], buf, sizeof buf)) > 0;) out.append(buf, static_cast<std::size_t>(n));
+    return out;
+  }
+
+ private:
+  void restore() {
+    if (saved_ < 0) return;
+    ::dup2(saved_, 2);
+    ::close(saved_);
+    ::close(ends_[1]);
+    saved_ = -1;
+  }
+  int ends_[2]{-1, -1};
+  int saved_ = -1;
+};
+
+// Without close() (a run that failed before it), the destructor cannot throw: a write error
+// nobody heard of goes to stderr, naming the file; one already thrown is not repeated.
+TEST(HistoryRecorder, TheDestructorTellsStderrOfAnErrorNobodyHeard) {
+  TempDir dir;
+  auto path = dir.path() / "history.jsonl";
+  StderrPipe unheard;
+  {
+    Limit limit;  // outlives h: its destructor writes under the limit
+    HistoryRecorder h(path, HistoryRecorder::monotonic_ns());
+    h.record(1, OpType::kInvoke, OpFn::kAcquire, "l0", nullptr, "c1");
+    h.record(1, OpType::kOk, OpFn::kAcquire, "l0", {{"token", 1}}, "c1");
+  }
+  const std::string said = unheard.text();
+  EXPECT_NE(said.find("cannot write " + path.string()), std::string::npos) << said;
+
+  std::filesystem::remove(path);
+  StderrPipe heard;
+  {
+    Limit limit;
+    HistoryRecorder h(path, HistoryRecorder::monotonic_ns());
+    h.record(1, OpType::kInvoke, OpFn::kAcquire, "l0", nullptr, "c1");
+    h.record(1, OpType::kOk, OpFn::kAcquire, "l0", {{"token", 1}}, "c1");
+    EXPECT_THROW(h.close(), HarnessError);
+  }
+  EXPECT_EQ(heard.text(), "") << "told twice";
 }
 
 }  // namespace

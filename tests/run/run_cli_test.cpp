@@ -60,7 +60,8 @@ INSTANTIATE_TEST_SUITE_P(
                       BadRun{"--resource half", "--resource must be fenced or unfenced, not \"half\""},
                       BadRun{"--runtime kubernetes", "--runtime must be one of docker, local, netns"},
                       BadRun{"--runtime netns --nemesis freeze-client",
-                             "fault \"freeze-client\" freezes a whole node, which the netns runtime cannot"},
+                             "fault \"freeze-client\" needs a runtime that freezes a whole node (every process at "
+                             "once, by the cgroup freezer), which --runtime netns cannot: use --runtime docker"},
                       BadRun{"--concurrency 0", "--concurrency must be between 1 and 64"},
                       BadRun{"--keys 0", "--keys must be between 1 and 1000"},
                       BadRun{"--nemesis-interval 0", "--nemesis-interval must be positive"},

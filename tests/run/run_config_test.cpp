@@ -14,7 +14,7 @@
 
 #include "backends/registry.h"
 #include "platform/os_util.h"
-#include "nemesis/nemesis.h"
+#include "nemesis/fault_registry.h"
 #include "workloads/workload.h"
 #include "tests/run/temp_dir.h"
 
@@ -131,7 +131,17 @@ TEST(RunConfigProblem, EveryBadOptionIsNamed) {
       {"runtime", [](RunConfig& c) { c.runtime = "kubernetes"; },
        "--runtime must be one of docker, local, netns, ssh, external, not \"kubernetes\""},
       {"freeze off docker", [](RunConfig& c) { c.runtime = "local"; c.nemesis = {"freeze-server"}; },
-       "fault \"freeze-server\" freezes a whole node, which the local runtime cannot: use --runtime docker"},
+       "fault \"freeze-server\" needs a runtime that freezes a whole node (every process at once, by the cgroup "
+       "freezer), which --runtime local cannot: use --runtime docker"},
+      {"partition off netns", [](RunConfig& c) { c.runtime = "local"; c.nemesis = {"partition-one"}; },
+       "fault \"partition-one\" needs a runtime that cuts the network between nodes, which --runtime local cannot "
+       "(every node is 127.0.0.1): use --runtime docker, netns or ssh"},
+      {"leader of redis", [](RunConfig& c) { c.runtime = "netns"; c.nemesis = {"partition-leader"}; },
+       "fault \"partition-leader\" needs a backend that names a leader, which --backend redis cannot: use "
+       "--backend etcd or zookeeper"},
+      {"etcd's clocks", [](RunConfig& c) { c.backend = "etcd"; c.nemesis = {"clock-bump"}; },
+       "fault \"clock-bump\" needs a backend that lets the clock library reach its servers' wall clocks, which "
+       "--backend etcd cannot (etcd is a static Go binary"},
       {"concurrency 0", [](RunConfig& c) { c.opts.set("concurrency", 0); },
        "--concurrency must be between 1 and 64 (got 0)"},
       {"concurrency 65", [](RunConfig& c) { c.opts.set("concurrency", 65); }, "--concurrency"},
@@ -157,10 +167,11 @@ TEST(RunConfigProblem, EveryBadOptionIsNamed) {
        "--client curator (curator-recipes 5.4.0) locks on backend zookeeper, not redis: use --backend zookeeper"},
       {"client unknown", [](RunConfig& c) { c.opts.set("client", "jedis"); }, "--client must be one of native, "},
       {"client docker", [](RunConfig& c) { c.opts.set("client", "redis-py"); c.runtime = "docker"; },
-       "--client redis-py runs under --runtime netns or local"},
+       "--client redis-py needs a runtime that has the lock libraries' interpreters (Node, Java, Python) and "
+       "adapter files on its nodes, which --runtime docker cannot"},
       {"pause inside native", [](RunConfig& c) { c.nemesis = {"pause-after-send"}; },
-       "fault \"pause-after-send\" pauses inside the client's lock library, which --client native cannot: use "
-       "--client node-redlock, node-redlock-5"},
+       "fault \"pause-after-send\" needs a client that pauses inside its lock library right after it sent the "
+       "lock commands, which --client native cannot: use --client node-redlock or node-redlock-5"},
       {"model", [](RunConfig& c) { c.opts.set("model", "semaphore"); }, "--model must be one of mutex, fenced-mutex"},
       {"linear time", [](RunConfig& c) { c.opts.set("linear-time-limit", 0); },
        "--linear-time-limit must be positive (got 0 s)"},
@@ -203,9 +214,10 @@ TEST(RunConfigProblem, EveryBadOptionIsNamed) {
          c.opts.set("endpoints", "redis=127.0.0.1:6379");
          c.nemesis = {"pause-holder", "kill-server"};
        },
-       "fault \"kill-server\" acts on the servers, which the external runtime does not run (it drives the clients "
-       "only); available here: pause-holder, pause-acquirer, pause-after-send, pause-client, partition-holder, "
-       "kill-client; with --nemesis-targets clients: clock-bump, clock-strobe"},
+       "fault \"kill-server\" needs a runtime that runs the backend's servers, which --runtime external cannot (you "
+       "run them; it drives the clients only): use --runtime docker, local, netns or ssh; available here: "
+       "pause-holder, pause-acquirer, pause-after-send, pause-client, partition-holder, kill-client; with "
+       "--nemesis-targets clients: clock-bump, clock-strobe"},
       {"endpoints under netns", [](RunConfig& c) { c.opts.set("endpoints", "redis=127.0.0.1:6379"); },
        "--endpoints is read by --runtime external only"},
   };
@@ -325,7 +337,8 @@ TEST(RunConfigPlan, APlansFaultsBecomeTheRunsAndItsProblemsAreNamed) {
   RunConfig local = c;
   local.runtime = "local";
   ASSERT_TRUE(local.input_problem().has_value());
-  EXPECT_NE(local.input_problem()->find("partition-nodes\" cuts the network"), std::string::npos) << *local.input_problem();
+  EXPECT_NE(local.input_problem()->find("partition-nodes\" needs a runtime that cuts the network"), std::string::npos)
+      << *local.input_problem();
 
   RunConfig bad;
   bad.plan = (dir.path() / "missing.json").string();

@@ -11,7 +11,7 @@
 #include "checkers/registry.h"
 #include "harness/run/run_command.h"
 #include "harness/run/run_config.h"
-#include "nemesis/nemesis.h"
+#include "nemesis/fault_registry.h"
 
 namespace fencecheck::testing {
 namespace {

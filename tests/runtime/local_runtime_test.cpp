@@ -8,8 +8,9 @@
 #include <gtest/gtest.h>
 
 #include "platform/run_state.h"
-#include "platform/runtime.h"
+#include "platform/runtime_registry.h"
 #include "tests/runtime/test_util.h"
+#include "tests/support/deadline.h"
 
 namespace fencecheck {
 namespace {
@@ -48,7 +49,7 @@ TEST_F(LocalRuntimeTest, PartitionIsAClearError) {
   runtime_->create({"n1", "c1"});
   EXPECT_FALSE(runtime_->supports_partitions());
   try {
-    runtime_->cut(complete_grudge({{"n1"}, {"c1"}}));
+    runtime_->cut(complete_grudge({{"n1"}, {"c1"}}), test_deadline());
     FAIL() << "a cut under local did not throw";
   } catch (const HarnessError& e) {
     EXPECT_NE(std::string(e.what()).find("netns runtime"), std::string::npos) << e.what();
@@ -146,23 +147,24 @@ TEST(MakeRuntimeTest, NetnsWithoutRootSaysWhatToDo) {
 // validation follow from it.
 TEST(RuntimeRegistry, EachKindIsDeclaredOnceAndMadeFromItsEntry) {
   EXPECT_EQ(runtime_names(), "docker, local, netns, ssh, external");
+  using C = Capability;
+  auto offers = [](const char* kind, Capability c) {
+    const RuntimeInfo* r = find_runtime(kind);
+    return r != nullptr && r->offers.has(c);
+  };
   ASSERT_NE(find_runtime("local"), nullptr);
-  EXPECT_FALSE(find_runtime("local")->cuts_network);
-  EXPECT_FALSE(find_runtime("local")->freezes_nodes);
+  EXPECT_FALSE(offers("local", C::kCutsNetwork));
+  EXPECT_FALSE(offers("local", C::kFreezesNodes));
   EXPECT_FALSE(find_runtime("local")->unavailable().has_value());
-  ASSERT_NE(find_runtime("netns"), nullptr);
-  EXPECT_TRUE(find_runtime("netns")->cuts_network);
-  ASSERT_NE(find_runtime("docker"), nullptr);
-  EXPECT_TRUE(find_runtime("docker")->cuts_network);
-  EXPECT_TRUE(find_runtime("docker")->freezes_nodes);
-  ASSERT_NE(find_runtime("ssh"), nullptr);
-  EXPECT_TRUE(find_runtime("ssh")->cuts_network);
-  EXPECT_FALSE(find_runtime("ssh")->shares_files);
-  EXPECT_TRUE(find_runtime("ssh")->shifts_clocks);
-  ASSERT_NE(find_runtime("external"), nullptr);
-  EXPECT_FALSE(find_runtime("external")->manages_servers);
-  EXPECT_TRUE(find_runtime("external")->cuts_network);
-  EXPECT_TRUE(find_runtime("netns")->manages_servers);
+  EXPECT_TRUE(offers("netns", C::kCutsNetwork));
+  EXPECT_TRUE(offers("docker", C::kCutsNetwork));
+  EXPECT_TRUE(offers("docker", C::kFreezesNodes));
+  EXPECT_TRUE(offers("ssh", C::kCutsNetwork));
+  EXPECT_FALSE(offers("ssh", C::kSharesFiles));
+  EXPECT_TRUE(offers("ssh", C::kShiftsClocks));
+  EXPECT_FALSE(offers("external", C::kRunsServers));
+  EXPECT_TRUE(offers("external", C::kCutsNetwork));
+  EXPECT_TRUE(offers("netns", C::kRunsServers));
   // Their options reach the run's schema from the entries.
   std::vector<std::string> options;
   for (const auto& spec : runtime_option_specs()) options.push_back(spec.name);
@@ -171,6 +173,11 @@ TEST(RuntimeRegistry, EachKindIsDeclaredOnceAndMadeFromItsEntry) {
   for (const RuntimeInfo& r : runtime_registry()) {
     EXPECT_FALSE(r.description.empty()) << r.name;
     EXPECT_TRUE(r.unavailable && r.make) << r.name;
+    EXPECT_EQ(r.offers.of(Provider::kRuntime), r.offers) << r.name << " offers only runtime capabilities";
+    for (const CapabilityReason& why : r.reasons) {
+      EXPECT_FALSE(r.offers.has(why.capability)) << r.name << " says why it lacks what it offers";
+      EXPECT_EQ(capability_info(why.capability).provider, Provider::kRuntime) << r.name;
+    }
   }
 }
 

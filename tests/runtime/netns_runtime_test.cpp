@@ -12,9 +12,10 @@
 #include "platform/netlink.h"
 #include "platform/os_util.h"
 #include "platform/run_state.h"
-#include "platform/runtime.h"
+#include "platform/runtime_registry.h"
 #include "tests/docker/docker_support.h"
 #include "tests/runtime/test_util.h"
+#include "tests/support/deadline.h"
 
 namespace fencecheck {
 namespace {
@@ -120,28 +121,28 @@ TEST_P(NodeNetworkTest, PartitionCutsAndHealRestoresTheLink) {
   EXPECT_TRUE(runtime_->tcp_connects("c1", n1, 7001, 1000ms));
   EXPECT_FALSE(runtime_->tcp_connects("c1", n1, 7002, 1000ms));  // nobody listens there
 
-  runtime_->cut(complete_grudge({{"n1"}, {"c1"}}));
+  runtime_->cut(complete_grudge({{"n1"}, {"c1"}}), test_deadline());
   EXPECT_FALSE(runtime_->tcp_connects("c1", n1, 7001, 300ms));
   EXPECT_TRUE(runtime_->tcp_connects("c2", n1, 7001, 1000ms));  // not named: keeps links
 
-  runtime_->cut(complete_grudge({{"n1", "c1"}, {"c2"}}));  // replaces the earlier partition
+  runtime_->cut(complete_grudge({{"n1", "c1"}, {"c2"}}), test_deadline());  // replaces the earlier partition
   EXPECT_TRUE(runtime_->tcp_connects("c1", n1, 7001, 1000ms));
   EXPECT_FALSE(runtime_->tcp_connects("c2", n1, 7001, 300ms));
 
-  runtime_->heal();
+  runtime_->heal(test_deadline());
   EXPECT_TRUE(runtime_->tcp_connects("c1", n1, 7001, 1000ms));
   EXPECT_TRUE(runtime_->tcp_connects("c2", n1, 7001, 1000ms));
   ::close(listener);
-  EXPECT_THROW(runtime_->cut(complete_grudge({{"n1"}, {"x9"}})), HarnessError);
+  EXPECT_THROW(runtime_->cut(complete_grudge({{"n1"}, {"x9"}}), test_deadline()), HarnessError);
 }
 
 TEST_P(NodeNetworkTest, AOneWayGrudgeStillCutsTcpBothWays) {
   runtime_->create({"n1", "c1"});
   const std::string n1 = runtime_->node("n1").address;
   int listener = listen_in(*runtime_, "n1", 7001);
-  runtime_->cut({{"n1", {"c1"}}});  // only n1 drops: the SYN-ACK never comes back
+  runtime_->cut({{"n1", {"c1"}}}, test_deadline());  // only n1 drops: the SYN-ACK never comes back
   EXPECT_FALSE(runtime_->tcp_connects("c1", n1, 7001, 300ms));
-  runtime_->heal();
+  runtime_->heal(test_deadline());
   EXPECT_TRUE(runtime_->tcp_connects("c1", n1, 7001, 1000ms));
   ::close(listener);
 }
@@ -156,9 +157,9 @@ TEST_P(NodeNetworkTest, SpawnedServerRunsInItsNodeNamespace) {
        {}, tmp_.path() / "nodes/n1/redis-server.log", tmp_.path(), {}});
   runtime_->wait_ready(redis, [&] { return runtime_->tcp_connects("c1", n1, 7001, 200ms); },
                           5000ms);
-  runtime_->cut(complete_grudge({{"n1"}, {"c1"}}));
+  runtime_->cut(complete_grudge({{"n1"}, {"c1"}}), test_deadline());
   EXPECT_FALSE(runtime_->tcp_connects("c1", n1, 7001, 300ms));
-  runtime_->heal();
+  runtime_->heal(test_deadline());
   redis.stop(2000ms);
   EXPECT_FALSE(runtime_->tcp_connects("c1", n1, 7001, 300ms));
 }
@@ -171,7 +172,7 @@ TEST_F(NetnsRuntimeTest, TwoRunsAtOnceDoNotCollide) {
   int a = listen_in(*runtime_, "n1", 7001);
   int b = listen_in(*other, "n1", 7001);
   EXPECT_TRUE(runtime_->tcp_connects("c1", runtime_->node("n1").address, 7001, 1000ms));
-  other->cut(complete_grudge({{"n1"}, {"c1"}}));  // must not affect the first run
+  other->cut(complete_grudge({{"n1"}, {"c1"}}), test_deadline());  // must not affect the first run
   EXPECT_TRUE(runtime_->tcp_connects("c1", runtime_->node("n1").address, 7001, 1000ms));
   other->destroy();
   EXPECT_TRUE(namespaces_of_run(other_state.run_id()).empty());

@@ -1,6 +1,6 @@
 // Processes started through Runtime::spawn (the Supervisor behind it), under the local
 // runtime: logs, groups, signals, pauses, crashes, readiness, the spec decorator.
-#include "platform/runtime.h"
+#include "platform/runtime_registry.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -15,6 +15,7 @@
 #include "platform/os_util.h"
 #include "platform/run_state.h"
 #include "tests/runtime/test_util.h"
+#include "tests/support/deadline.h"
 
 namespace fencecheck {
 namespace {
@@ -75,9 +76,9 @@ TEST_F(ProcessTest, LogIsAppendedNotTruncated) {
 TEST_F(ProcessTest, SignalStopsAndContinuesTheProcess) {
   Process& p = runtime_->spawn(shell("sleep 30"));
   ASSERT_TRUE(eventually([&] { return os::process_state(p.pid()) == 'S'; }));
-  p.signal(SIGSTOP);
+  p.signal(SIGSTOP, test_deadline());
   EXPECT_TRUE(eventually([&] { return os::process_state(p.pid()) == 'T'; }));
-  p.signal(SIGCONT);
+  p.signal(SIGCONT, test_deadline());
   EXPECT_TRUE(eventually([&] { return os::process_state(p.pid()) == 'S'; }));
 }
 
@@ -94,7 +95,7 @@ TEST_F(ProcessTest, StopKillsTheWholeGroupEvenWhenItIgnoresSigterm) {
     return true;
   }));
   ASSERT_EQ(::getpgid(grandchild), p.pid());
-  p.signal(SIGSTOP);  // a paused group must be stoppable too
+  p.signal(SIGSTOP, test_deadline());  // a paused group must be stoppable too
   p.stop(200ms);
   EXPECT_TRUE(gone(p.pid()));
   EXPECT_TRUE(gone(grandchild));
@@ -203,10 +204,10 @@ TEST_F(ProcessTest, PauseWaitsUntilStoppedAndIsKnownDeliberate) {
     return true;
   }));
   EXPECT_FALSE(p.paused());
-  p.pause();
+  p.pause(test_deadline());
   EXPECT_TRUE(p.paused());
   for (int pid : os::group_members(p.pid())) EXPECT_EQ(os::process_state(pid), 'T') << pid;
-  p.resume();
+  p.resume(test_deadline());
   EXPECT_FALSE(p.paused());
   EXPECT_TRUE(eventually([&] { return os::process_state(p.pid()) == 'S'; }));
 }
@@ -215,7 +216,7 @@ TEST_F(ProcessTest, CrashIsAnExpectedExitAndOtherExitsAreNot) {
   Process& crashed = runtime_->spawn(shell("sleep 30"));
   Process& died = runtime_->spawn(shell("exit 4", "dies"));
   EXPECT_FALSE(crashed.exit_expected());
-  crashed.crash();
+  crashed.crash(test_deadline());
   EXPECT_TRUE(crashed.exit_expected());
   EXPECT_FALSE(crashed.alive());
   EXPECT_EQ(crashed.describe_exit(), "was killed by signal 9");

@@ -9,9 +9,10 @@
 #include <thread>
 
 #include "platform/run_state.h"
-#include "platform/runtime.h"
+#include "platform/runtime_registry.h"
 #include "tests/runtime/test_util.h"
 #include "tests/ssh/ssh_support.h"
+#include "tests/support/deadline.h"
 
 namespace fencecheck::testing {
 namespace {
@@ -29,7 +30,8 @@ class SshRuntimeTest : public ::testing::Test {
   void TearDown() override {
     if (!runtime_) return;
     runtime_->destroy();
-    EXPECT_EQ(what_runs_left_on_hosts(), "") << "destroy() left this on the hosts";
+    // This run's alone: its controller, this test, still runs.
+    EXPECT_EQ(what_runs_left_on_hosts(state_->run_id()), "") << "destroy() left this on the hosts";
   }
   std::unique_ptr<RunState> state_;
   std::unique_ptr<Runtime> runtime_;
@@ -45,11 +47,11 @@ TEST_F(SshRuntimeTest, PartitionCutsTcpAndHealRestoresIt) {
   runtime_->wait_ready(listener, [&] { return runtime_->tcp_connects("n1", server, 7777, 500ms); }, 10s);
   EXPECT_TRUE(runtime_->tcp_connects("c1", server, 7777, 1000ms)) << "c1 cannot reach n1 before any cut";
 
-  runtime_->cut(complete_grudge({{"n1"}, {"c1"}}));
+  runtime_->cut(complete_grudge({{"n1"}, {"c1"}}), test_deadline());
   EXPECT_FALSE(runtime_->tcp_connects("c1", server, 7777, 1000ms)) << "the partition did not cut TCP";
   EXPECT_TRUE(runtime_->tcp_connects("n1", server, 7777, 1000ms)) << "n1 lost its own port";
 
-  runtime_->heal();
+  runtime_->heal(test_deadline());
   EXPECT_TRUE(runtime_->tcp_connects("c1", server, 7777, 1000ms)) << "the heal did not restore TCP";
   EXPECT_TRUE(listener.alive());
 }
@@ -65,16 +67,16 @@ TEST_F(SshRuntimeTest, PauseStopsTheRemoteGroupAndResumeContinuesIt) {
   };
   std::this_thread::sleep_for(500ms);
   ASSERT_GT(ticks(), 0) << p.log_tail();
-  ASSERT_TRUE(p.pause(2000ms));
+  ASSERT_TRUE(p.pause(test_deadline(5000ms)));
   EXPECT_TRUE(p.paused());
   std::this_thread::sleep_for(300ms);  // output already in flight lands
   const auto frozen = ticks();
   std::this_thread::sleep_for(700ms);
   EXPECT_EQ(ticks(), frozen) << "the remote process went on while paused";
-  p.resume();
+  p.resume(test_deadline());
   std::this_thread::sleep_for(700ms);
   EXPECT_GT(ticks(), frozen) << "the remote process did not resume";
-  p.crash();
+  p.crash(test_deadline());
   EXPECT_FALSE(p.alive());
   EXPECT_TRUE(p.exit_expected());
 }
@@ -144,18 +146,18 @@ TEST_F(SshRuntimeTest, AClockFileChangedHereIsWrittenIntoTheHostsCopyInPlace) {
   std::this_thread::sleep_for(800ms);
   const long long before = last_seconds(tmp_.path() / "date.log");
   ASSERT_GT(before, 0) << p.log_tail();
-  EXPECT_TRUE(runtime_->group_maps(p, file)) << "the remote process never mapped its clock file";
-  EXPECT_FALSE(runtime_->group_maps(p, dir / "c2.clock"));
+  EXPECT_TRUE(runtime_->group_maps(p, file, test_deadline())) << "the remote process never mapped its clock file";
+  EXPECT_FALSE(runtime_->group_maps(p, dir / "c2.clock", test_deadline()));
 
   const std::int64_t offset_ns = 100000LL * 1000000000LL;  // +100000 s
   {
     std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
     f.write(reinterpret_cast<const char*>(&offset_ns), sizeof offset_ns);
   }
-  runtime_->file_changed(file, sizeof offset_ns);
+  runtime_->file_changed(file, sizeof offset_ns, test_deadline());
   std::this_thread::sleep_for(800ms);
   EXPECT_NEAR(last_seconds(tmp_.path() / "date.log") - before, 100000, 5) << "the shift did not reach the host";
-  p.crash();
+  p.crash(test_deadline());
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include "harness/control/worker_handle.h"
 #include "platform/runtime.h"
 #include "tests/backends/local_processes.h"
+#include "tests/support/deadline.h"
 
 namespace fencecheck {
 namespace {
@@ -185,7 +186,7 @@ TEST_F(ClientSide, FrozenWorkerGivesInfoWithinTheDeadlineAndRecovers) {
   start_resource("fenced");
   WorkerHandle& w = start_worker("c1");
   ASSERT_EQ(call(w, "read", "k", "null", 0ms, kDeadline).type, OpType::kOk);
-  ASSERT_TRUE(worker_process(0).pause());
+  ASSERT_TRUE(worker_process(0).pause(test_deadline()));
   auto start = std::chrono::steady_clock::now();
   Completion c = call(w, "acquire", "k", "null", 5s, 500ms);
   auto took = std::chrono::steady_clock::now() - start;
@@ -196,7 +197,7 @@ TEST_F(ClientSide, FrozenWorkerGivesInfoWithinTheDeadlineAndRecovers) {
   Completion w2 = call(w, "write", "k", R"({"token":null,"value":[1]})", 0ms, 300ms);
   EXPECT_EQ(w2.type, OpType::kInfo);
   EXPECT_EQ(w2.value_json, R"({"token":null,"value":[1]})");
-  worker_process(0).resume();
+  worker_process(0).resume(test_deadline());
   // The acquire sent during the pause ran on resume; the worker serves new ops.
   EXPECT_EQ(call(w, "read", "k", "null", 0ms, kDeadline).type, OpType::kOk);
 }
@@ -205,7 +206,7 @@ TEST_F(ClientSide, NewInvokeIsServedWhileAnOlderOneIsStuck) {
   start_resource("fenced");
   WorkerHandle& w = start_worker("c1");  // redis command timeout 500 ms
   ASSERT_EQ(call(w, "read", "k", "null", 0ms, kDeadline).type, OpType::kOk);
-  ASSERT_TRUE(redis_.process().pause());
+  ASSERT_TRUE(redis_.process().pause(test_deadline()));
   Completion stuck = call(w, "acquire", "k", "null", 5s, 100ms);
   EXPECT_EQ(stuck.type, OpType::kInfo);
   // The acquire is still waiting on redis inside the worker; a read must not queue behind it.
@@ -215,7 +216,7 @@ TEST_F(ClientSide, NewInvokeIsServedWhileAnOlderOneIsStuck) {
   EXPECT_EQ(read.type, OpType::kOk) << read.error;
   // A lock op waits for the stuck one, which ends at redis's command timeout: unknown.
   Completion second = call(w, "acquire", "j", "null", 5s, kDeadline);
-  redis_.process().resume();
+  redis_.process().resume(test_deadline());
   EXPECT_EQ(second.type, OpType::kInfo) << second.error;
   EXPECT_EQ(call(w, "acquire", "j2", "null", 5s, kDeadline).type, OpType::kOk);
 }
@@ -228,9 +229,9 @@ TEST_F(ClientSide, ResourceDownIsFailAndFrozenResourceIsInfo) {
   start_resource("fenced");
   ASSERT_TRUE(testing::eventually(
       [&] { return call(w, "read", "k", "null", 0ms, kDeadline).type == OpType::kOk; }, 5s));
-  resource_->pause();
+  resource_->pause(test_deadline());
   Completion frozen = call(w, "write", "k", R"({"token":1,"value":[1]})", 0ms, 5s);
-  resource_->resume();
+  resource_->resume(test_deadline());
   EXPECT_EQ(frozen.type, OpType::kInfo);
   EXPECT_NE(frozen.error.find("timeout"), std::string::npos) << frozen.error;
 }
@@ -295,7 +296,7 @@ TEST_F(ClientSide, ShutdownAndSigtermExitCleanly) {
   EXPECT_FALSE(std::filesystem::exists(w.socket_path()));
   Completion gone = call(w, "read", "k", "null", 0ms, 500ms);
   EXPECT_EQ(gone.type, OpType::kInfo);
-  resource_->signal(SIGTERM);
+  resource_->signal(SIGTERM, test_deadline());
   EXPECT_EQ(testing::exit_code_within(*resource_, 5s), std::optional<int>(0));
 }
 

@@ -31,10 +31,21 @@ let self = null; // node_id from the latest init
 let generation = 0; // bumped by each init, so work of a retired process can tell it is stale
 let initialized = false; // the latest init has answered init_ok
 
-// One whole line per write: Node writes to a pipe or socket synchronously on Linux, and the JS thread is
-// single, so replies and lost events never interleave.
+// One whole line per write, written synchronously on fd 1 (a socket libuv made non-blocking):
+// the JS thread is single, so replies and events never interleave, nothing waits in a stream
+// buffer (a `paused` event must be out before the thread stops), and the order of writes is
+// the order on the wire. A full socket (the worker reads slowly) is waited out; a closed one
+// means the worker is gone.
 function send(body) {
-  process.stdout.write(JSON.stringify({ src: self, dest: 'h', body }) + '\n');
+  const line = Buffer.from(JSON.stringify({ src: self, dest: 'h', body }) + '\n');
+  for (let done = 0; done < line.length;) {
+    try {
+      done += fs.writeSync(1, line, done);
+    } catch (err) {
+      if (err.code !== 'EAGAIN') { log('stdout:', err.message); process.exit(0); }
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1);
+    }
+  }
 }
 function event(type, fields) { send({ type, ...fields }); }
 
@@ -213,31 +224,35 @@ function heldLock(locks, body, keyOf) {
 }
 
 // Fault hook `pause_after_send_ms` of an acquire: a stop-the-world pause of the JS thread (like
-// a GC pause) right after the library has written the acquire's lock command to every master
+// a GC pause) right after the library has written the acquire's lock command to the masters
 // and before any reply is read, the point Redlock's validity check guards. installPauseHook
-// wraps each client's sendCommand; the first EVALSHA/EVAL of the lock script (its text) sent
-// while an acquire is armed schedules the stall with process.nextTick, so every master's
-// command of that attempt (sent in the same tick) is written first. Later attempts: no pause.
+// wraps each client's sendCommand; the first EVALSHA/EVAL of the lock script (its text) that
+// ioredis wrote (it joined the client's commandQueue; a command refused on a link that is not
+// ready never does) while an acquire is armed schedules the stall with process.nextTick, so
+// every master's command of that attempt (sent in the same tick) is written first. Later
+// attempts: no pause; an acquire that writes no lock command never pauses. The stall starts
+// with the `paused` event (PROTOCOL.md), written before the thread blocks.
 // The pause does not count toward the adapter's own ioredis commandTimeout (ttl/4): Node runs
 // expired timers before it reads sockets, so without restarting those commands' timers after
 // the stall each would fail "Command timed out" with its reply unread in the buffer.
 let pauseHook = null; // {clients, script} of the latest init
-let pauseMs = 0; // armed pause, consumed by the first lock command
+let armed = null; // {key, ms} of the acquire in flight, consumed by its first written lock command
 let paused = null; // the lock commands of the paused attempt, until the stall
 function installPauseHook(clients, script) {
   const sha = crypto.createHash('sha1').update(script).digest('hex');
   pauseHook = { clients, script };
-  pauseMs = 0;
+  armed = null;
   for (const client of clients) {
     const sendCommand = client.sendCommand;
     client.sendCommand = function pausingSendCommand(command, ...rest) {
+      const queued = this.commandQueue.length;
       const result = sendCommand.call(this, command, ...rest);
       const first = command && command.args && String(command.args[0]);
       if ((command.name === 'evalsha' && first === sha) || (command.name === 'eval' && first === script)) {
-        if (pauseMs > 0) {
+        if (armed && this.commandQueue.length > queued) {
           paused = [];
-          process.nextTick(stall, pauseMs);
-          pauseMs = 0;
+          process.nextTick(stall, armed);
+          armed = null;
         }
         if (paused) paused.push(command);
       }
@@ -245,10 +260,11 @@ function installPauseHook(clients, script) {
     };
   }
 }
-function stall(ms) {
+function stall({ key, ms }) {
   const commands = paused;
   paused = null;
   log(`pause_after_send: ${commands.length} lock commands sent, pausing the JS thread for ${ms} ms`);
+  event('paused', { key, ms });
   const t0 = process.hrtime.bigint();
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
   for (const c of commands) if (c._commandTimeoutTimer) c._commandTimeoutTimer.refresh();
@@ -266,11 +282,12 @@ async function withPauseAfterSend(body, acquire) {
   const { clients, script } = pauseHook;
   await Promise.all(clients.map((c) => c.script('LOAD', script)
     .catch((err) => log('pause_after_send: script load:', err.message))));
-  pauseMs = ms;
+  armed = { key: body.key, ms };
   try {
     return await acquire();
   } finally {
-    pauseMs = 0;
+    if (armed) log('pause_after_send: no lock command was written, so no pause');
+    armed = null;
   }
 }
 

@@ -11,17 +11,27 @@ FENCECHECK_BROKEN_MODE chooses how it breaks (unset: ok). Every mode first write
   hang       answers init and release; never answers an acquire
   bad-reply  answers init_ok; answers the first acquire with an in_reply_to never sent
              (its msg_id + 1000000)
+The pause modes declare capability pause_after_send and behave as ok, except:
+  pause          an acquire with pause_after_send_ms N sends {"type":"paused","key":K,"ms":N},
+                 sleeps N ms, then answers (a library that paused)
+  no-pause       ignores pause_after_send_ms (a library that failed before sending)
+  pause-twice    like pause, but sends the paused event twice
+  pause-stray    sends a paused event in every acquire, with or without pause_after_send_ms
+  pause-late     answers an acquire with pause_after_send_ms first, then sends its paused event
+  pause-no-cap   like pause-stray, without declaring the capability
 In every mode it exits with status 0 when stdin ends. An unknown mode exits with status 2.
 """
 import os
 import sys
+import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "..", "..", "adapters", "lib", "python"))
 import adapter  # noqa: E402
 from adapter import log  # noqa: E402
 
-MODES = ("ok", "no-init", "garbage", "exit", "hang", "bad-reply")
+MODES = ("ok", "no-init", "garbage", "exit", "hang", "bad-reply",
+         "pause", "no-pause", "pause-twice", "pause-stray", "pause-late", "pause-no-cap")
 mode = os.environ.get("FENCECHECK_BROKEN_MODE") or "ok"
 log("broken adapter: mode=%s" % mode)
 if mode not in MODES:
@@ -32,7 +42,9 @@ grants = {"n": 0, "acquires": 0}
 
 
 def init(body):
-    return {"library": "fencecheck-broken", "version": "1", "capabilities": []}
+    pauses = mode in ("pause", "no-pause", "pause-twice", "pause-stray", "pause-late")
+    return {"library": "fencecheck-broken", "version": "1",
+            "capabilities": ["pause_after_send"] if pauses else []}
 
 
 def acquire(body):
@@ -71,7 +83,24 @@ class Broken(adapter.Adapter):
             body = dict(body, msg_id=body["msg_id"] + 1000000)
             self.reply(body, dict(acquire(body), type="acquire_ok"))
             return
+        if mode.startswith("pause") and self.paused(body):
+            return
         super().handle_line(line)
+
+    def paused(self, body):
+        """The pause modes' acquire; True when it was answered here."""
+        ms = body.get("pause_after_send_ms")
+        event = {"type": "paused", "key": body.get("key"), "ms": ms or 1000}
+        if mode in ("pause-stray", "pause-no-cap") or (ms and mode in ("pause", "pause-twice")):
+            for _ in range(2 if mode == "pause-twice" else 1):
+                self.event(event)
+            if ms:
+                time.sleep(ms / 1000.0)
+        elif ms and mode == "pause-late":
+            self.reply(body, dict(acquire(body), type="acquire_ok"))
+            self.event(event)
+            return True
+        return False
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <iostream>
@@ -24,8 +25,9 @@
 #include "nemesis/clock/node_clocks.h"
 #include "platform/errors.h"
 #include "platform/run_state.h"
-#include "platform/runtime.h"
+#include "platform/runtime_registry.h"
 #include "tests/runtime/test_util.h"
+#include "tests/support/deadline.h"
 
 namespace fencecheck::testing {
 namespace {
@@ -47,7 +49,7 @@ class EtcdCluster : public ::testing::TestWithParam<std::string> {
   }
   void TearDown() override {
     clients_.clear();
-    if (server_) server_->teardown();
+    if (server_) server_->teardown(test_deadline());
     if (runtime_) runtime_->destroy();
   }
 
@@ -101,7 +103,7 @@ TEST_P(EtcdServerTest, ClusterHasALeaderAndAKilledMemberRestartsOnItsData) {
 
   Process* victim = server_->processes(*leader).at(0);
   auto killed = Clock::now();
-  server_->kill(*leader);
+  server_->kill(*leader, test_deadline());
   EXPECT_FALSE(victim->alive());
   EXPECT_TRUE(victim->exit_expected());
   std::optional<std::string> next;
@@ -123,11 +125,11 @@ TEST_P(EtcdServerTest, PausedMemberIsSkippedWhenAskingForTheLeader) {
   std::optional<std::string> leader = server_->leader();
   ASSERT_TRUE(leader);
   std::string follower = *leader == "n1" ? "n2" : "n1";
-  server_->pause(follower);
+  server_->pause(follower, test_deadline());
   auto t0 = Clock::now();
   EXPECT_EQ(server_->leader(), leader);
   EXPECT_LT(Clock::now() - t0, 400ms);
-  server_->resume(follower);
+  server_->resume(follower, test_deadline());
 }
 
 // libfcclock's LD_PRELOAD never reaches a static Go binary: etcd never maps its node's
@@ -141,7 +143,7 @@ TEST_P(EtcdServerTest, AClockShiftCannotReachEtcdAndIsRefused) {
   EXPECT_EQ(server_->processes("n1").at(0)->spec().preload.size(), 1u) << "the library was offered";
   ServerClocks server_clocks(clocks, *server_, *runtime_);
   try {
-    server_clocks.set_offset("n1", 5000ms);
+    server_clocks.set_offset("n1", 5000ms, test_deadline());
     ADD_FAILURE() << "a clock shift was taken although etcd cannot see it";
   } catch (const HarnessError& e) {
     EXPECT_NE(std::string(e.what()).find("cannot shift the clock of n1"), std::string::npos) << e.what();
@@ -194,7 +196,7 @@ TEST_P(EtcdClientTest, TheTokenIsTheLockKeysCreateRevisionAndWaitersQueue) {
     EXPECT_EQ(b.release(*gb.grant).outcome, Outcome::kOk);
     EXPECT_EQ(create_revision(conn, EtcdLockClient::lock_key("k", lease_of(*gb.grant))), 0) << "key left behind";
     clients_.clear();
-    server_->teardown();
+    server_->teardown(test_deadline());
     std::filesystem::remove_all(tmp_.path() / "nodes");
   }
 }
@@ -207,7 +209,7 @@ TEST_P(EtcdClientTest, AWholeClusterCrashKeepsTheRevisionsTokensComeFrom) {
   LockResult g1 = a.acquire("k", 5s);
   ASSERT_EQ(g1.outcome, Outcome::kOk) << g1.error;
   ASSERT_EQ(a.release(*g1.grant).outcome, Outcome::kOk);
-  for (const std::string n : {"n1", "n2", "n3"}) server_->kill(n);
+  for (const std::string n : {"n1", "n2", "n3"}) server_->kill(n, test_deadline());
   EXPECT_FALSE(server_->leader());
   LockResult down = a.acquire("k", 1s);
   EXPECT_EQ(down.outcome, Outcome::kFail) << down.error;
@@ -238,7 +240,7 @@ TEST_P(EtcdClientTest, ReleaseOutcomesFollowWhatEtcdConfirmed) {
 
   LockResult g2 = a.acquire("k2", 5s);
   ASSERT_EQ(g2.outcome, Outcome::kOk) << g2.error;
-  for (const std::string n : {"n1", "n2", "n3"}) server_->kill(n);
+  for (const std::string n : {"n1", "n2", "n3"}) server_->kill(n, test_deadline());
   // Until each of its three channels has noticed, a call may still count as sent.
   for (int member = 0; member < 3; ++member) {
     ASSERT_TRUE(eventually([&] { return a.acquire("probe", 1s).not_sent; }, 10s)) << "member " << member;
@@ -251,6 +253,41 @@ TEST_P(EtcdClientTest, ReleaseOutcomesFollowWhatEtcdConfirmed) {
   LockResult again = a.release(*g2.grant);
   EXPECT_EQ(again.outcome, Outcome::kFail) << again.error;
   EXPECT_TRUE(again.not_sent) << again.error;
+}
+
+// lock=rpc: a lease that expired under the grant makes the release "not held" also when
+// the look at the key gets no answer, so that only what etcd confirms can tell: v3lock's
+// Unlock is a bare delete, OK for a key long gone, and must not count as a release.
+// The client knows the two followers only and starts on one of them at random; it is made
+// to hold the lock through F1 (F2 paused meanwhile), and F1 is paused for the release.
+TEST_P(EtcdClientTest, ARpcReleaseOfAnExpiredLeaseIsNotHeldWhenTheLookGetsNoAnswer) {
+  start_cluster({"lock=rpc"});
+  std::optional<std::string> leader = server_->leader();
+  ASSERT_TRUE(leader);
+  const std::vector<std::string> nodes = server_->nodes();
+  const nlohmann::json all = server_->client_config()["endpoints"];
+  std::vector<std::size_t> followers;
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    if (nodes[i] != *leader) followers.push_back(i);
+  }
+  ASSERT_EQ(followers.size(), 2u);
+  const std::string f1 = nodes[followers[0]], f2 = nodes[followers[1]];
+  EtcdLockClient& a = client({{"endpoints", {all[followers[0]], all[followers[1]]}}});
+  server_->pause(f2, test_deadline());
+  LockResult g;  // a first try that starts on F2 gets no lease and moves the client to F1
+  for (int attempt = 0; attempt < 2 && g.outcome != Outcome::kOk; ++attempt) g = a.acquire("k", 5s);
+  server_->resume(f2, test_deadline());
+  ASSERT_EQ(g.outcome, Outcome::kOk) << g.error;
+  ASSERT_TRUE(g.grant->detail.contains("lease_ttl_s")) << "a read after the grant moved the client to F2";
+  EtcdConnection conn = connection();
+  ASSERT_TRUE(conn.lease_revoke(lease_of(*g.grant), 1s).ok());  // the lease ends under the grant
+  // The keepalive hears TTL 0 within TTL/3 and forgets the lease: it makes no more calls.
+  std::this_thread::sleep_for(1500ms);
+  server_->pause(f1, test_deadline());
+  LockResult r = a.release(*g.grant);  // the look times out on F1; the rest goes to F2
+  server_->resume(f1, test_deadline());
+  EXPECT_EQ(r.outcome, Outcome::kFail) << r.error;
+  EXPECT_EQ(r.error.rfind("not held", 0), 0u) << r.error;
 }
 
 // etcd#11456 on the etcd Debian ships: a Lock that waits behind a holder while its own

@@ -23,7 +23,8 @@
 #include "backends/registry.h"
 #include "platform/os_util.h"
 #include "platform/run_state.h"
-#include "platform/runtime.h"
+#include "platform/runtime_registry.h"
+#include "tests/support/deadline.h"
 
 namespace fencecheck::testing {
 
@@ -48,7 +49,7 @@ class PostgresTest : public ::testing::TestWithParam<std::string> {
     runtime_->create({"n1", "c1", "c2"});
   }
   void TearDown() override {
-    if (server_) server_->teardown();
+    if (server_) server_->teardown(test_deadline());
     runtime_->destroy();
     if (!dir_.empty()) std::filesystem::remove_all(dir_);
   }

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "tests/backends/postgres/postgres_fixture.h"
+#include "tests/support/deadline.h"
 
 namespace fencecheck::testing {
 namespace {
@@ -63,12 +64,12 @@ TEST_P(PostgresTest, SetsUpAFreshClusterAndServesLocks) {
 
   auto procs = server_processes();
   EXPECT_GE(procs.size(), 3u) << "the postmaster, its background processes and a backend";
-  server_->teardown();
+  server_->teardown(test_deadline());
   EXPECT_FALSE(server_->running("n1"));
   EXPECT_TRUE(none_running(procs)) << "teardown leaves no server process behind";
   EXPECT_NE(read_file(server_->log_files("n1")[0]).find("database system is shut down"), std::string::npos)
       << "stop is a clean (fast) shutdown";
-  server_->teardown();  // idempotent
+  server_->teardown(test_deadline());  // idempotent
 }
 
 TEST_P(PostgresTest, PauseFreezesTheBackendsOfOpenSessions) {
@@ -77,7 +78,7 @@ TEST_P(PostgresTest, PauseFreezesTheBackendsOfOpenSessions) {
   LockResult g = from("c1", [&] { return a->acquire("k", 30s); });
   ASSERT_EQ(g.outcome, Outcome::kOk) << g.error;
   auto procs = server_processes();
-  server_->pause("n1");
+  server_->pause("n1", test_deadline());
   EXPECT_TRUE(all_stopped(procs)) << "every server process is stopped, a's backend included";
 
   // a's session is open: with only the postmaster stopped its backend would still answer.
@@ -95,7 +96,7 @@ TEST_P(PostgresTest, PauseFreezesTheBackendsOfOpenSessions) {
   EXPECT_TRUE(fresh.not_sent);
   EXPECT_LT(took, 1500ms) << "bounded by the connect timeout (500 ms)";
 
-  server_->resume("n1");
+  server_->resume("n1", test_deadline());
   EXPECT_FALSE(all_stopped(procs));
   LockResult after = from("c2", [&] { return b->acquire("k2", 30s); });
   EXPECT_EQ(after.outcome, Outcome::kOk) << after.error;
@@ -116,7 +117,7 @@ TEST_P(PostgresTest, CrashRestartKeepsLeasesButNotAdvisoryLocks) {
 
   auto procs = server_processes();
   Process* before = server_->processes("n1")[0];
-  server_->kill("n1");
+  server_->kill("n1", test_deadline());
   EXPECT_FALSE(before->alive());
   EXPECT_TRUE(before->exit_expected()) << "a crash the nemesis asked for is not a bench failure";
   EXPECT_TRUE(none_running(procs)) << "every backend died with the postmaster";
@@ -145,7 +146,7 @@ TEST_P(PostgresTest, StopThenStartServesAgain) {
   start_server({"lock=advisory"});
   auto a = client("c1");
   ASSERT_EQ(from("c1", [&] { return a->acquire("k", 1s); }).outcome, Outcome::kOk);
-  server_->stop("n1");
+  server_->stop("n1", test_deadline());
   EXPECT_FALSE(server_->running("n1"));
   LockResult down = from("c1", [&] { return a->acquire("k2", 1s); });
   EXPECT_EQ(down.outcome, Outcome::kFail);
@@ -194,7 +195,7 @@ TEST_P(PostgresTest, ALaterSetupCopiesTheKeptClusterAndStillStartsFresh) {
   ASSERT_EQ(first.outcome, Outcome::kOk) << first.error;
   EXPECT_EQ(first.grant->token, 1);
   a.reset();
-  server_->teardown();
+  server_->teardown(test_deadline());
 
   server_ = backend_->make_server(resolve_backend_options(*backend_, {}));
   auto t0 = std::chrono::steady_clock::now();
@@ -216,7 +217,7 @@ TEST_P(PostgresTest, ALaterSetupCopiesTheKeptClusterAndStillStartsFresh) {
 TEST_P(PostgresTest, ADamagedKeptClusterIsNamedInTheError) {
   TestCache cache(dir_ / "cache");
   start_server();
-  server_->teardown();
+  server_->teardown(test_deadline());
   const std::filesystem::path kept = kept_cluster(dir_ / "cache");
   ASSERT_FALSE(kept.empty());
   std::filesystem::remove(kept / "data" / "global" / "pg_control");
@@ -229,7 +230,7 @@ TEST_P(PostgresTest, ADamagedKeptClusterIsNamedInTheError) {
     EXPECT_NE(std::string(e.what()).find(kept.string()), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("delete that directory"), std::string::npos) << e.what();
   }
-  server_->teardown();
+  server_->teardown(test_deadline());
 
   std::filesystem::remove_all(kept);
   server_ = backend_->make_server(resolve_backend_options(*backend_, {}));

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "tests/backends/redlock/redlock_fixture.h"
+#include "tests/support/deadline.h"
 
 namespace fencecheck::testing {
 namespace {
@@ -100,7 +101,7 @@ TEST_P(RedlockTest, PauseWhileRepliesAreInFlightNeedsTheValidityCheck) {
       EXPECT_EQ(ga.outcome, Outcome::kOk) << "both a and b now believe they hold " << key;
     }
     EXPECT_EQ(copies(key), repeated(gb.grant->owner, 5)) << "a's unlock-all must not touch b's lock";
-    server_->teardown();
+    server_->teardown(test_deadline());
   }
 }
 
@@ -123,17 +124,17 @@ TEST_P(RedlockTest, StallsOnlyOnEveryKthAcquire) {
 TEST_P(RedlockTest, UnansweredMastersMakeAnAcquireUnknownOnlyWhenAQuorumIsUndecided) {
   start_server({"instance_timeout_ms=100"});
   auto a = client();
-  server_->pause("n1");
-  server_->pause("n2");
+  server_->pause("n1", test_deadline());
+  server_->pause("n2", test_deadline());
   LockResult g = from("c1", [&] { return a->acquire("k", 10s); });
   ASSERT_EQ(g.outcome, Outcome::kOk) << g.error;
   EXPECT_EQ(from("c1", [&] { return a->release(*g.grant); }).outcome, Outcome::kOk) << "deleted on 3 of 5";
 
-  server_->pause("n3");
+  server_->pause("n3", test_deadline());
   LockResult u = from("c1", [&] { return a->acquire("k2", 10s); });
   EXPECT_EQ(u.outcome, Outcome::kUnknown) << u.error;
   EXPECT_NE(u.error.find("3 of 5 instances may still hold"), std::string::npos) << u.error;
-  for (const std::string n : {"n1", "n2", "n3"}) server_->resume(n);
+  for (const std::string n : {"n1", "n2", "n3"}) server_->resume(n, test_deadline());
   // a's unlocks wait behind its SETs on the same connections, so the resumed masters apply
   // both, in order, and nothing of a's is left to block the next client.
   auto b = client();

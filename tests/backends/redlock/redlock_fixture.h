@@ -23,7 +23,8 @@
 #include "backends/redlock/redlock_backend.h"
 #include "backends/registry.h"
 #include "platform/run_state.h"
-#include "platform/runtime.h"
+#include "platform/runtime_registry.h"
+#include "tests/support/deadline.h"
 
 namespace fencecheck::testing {
 
@@ -42,7 +43,7 @@ class RedlockTest : public ::testing::TestWithParam<std::string> {
     runtime_->create({"n1", "n2", "n3", "n4", "n5", "c1", "c2"});
   }
   void TearDown() override {
-    if (server_) server_->teardown();
+    if (server_) server_->teardown(test_deadline());
     runtime_->destroy();
     if (!dir_.empty()) std::filesystem::remove_all(dir_);
   }

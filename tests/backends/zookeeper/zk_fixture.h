@@ -22,7 +22,8 @@
 #include "backends/zookeeper/zookeeper_lock_client.h"
 #include "backends/zookeeper/zookeeper_server.h"
 #include "platform/run_state.h"
-#include "platform/runtime.h"
+#include "platform/runtime_registry.h"
+#include "tests/support/deadline.h"
 
 namespace fencecheck::testing {
 
@@ -43,7 +44,7 @@ class ZooKeeperEnsembleTest : public ::testing::TestWithParam<std::string> {
   void TearDown() override {
     // Clients close their sessions before the servers go (a close waits for an answer).
     clients_.clear();
-    if (server_) server_->teardown();
+    if (server_) server_->teardown(test_deadline());
     runtime_->destroy();
     if (!dir_.empty()) std::filesystem::remove_all(dir_);
   }

@@ -18,7 +18,7 @@
 #include "backends/zookeeper/zookeeper_lock_client.h"
 #include "backends/zookeeper/zookeeper_server.h"
 #include "platform/run_state.h"
-#include "platform/runtime.h"
+#include "platform/runtime_registry.h"
 #include "platform/tcp.h"
 
 namespace fencecheck {
@@ -30,7 +30,7 @@ TEST(ZooKeeperBackend, RegistryEntry) {
   const BackendInfo* zk = find_backend("zookeeper");
   ASSERT_NE(zk, nullptr);
   EXPECT_EQ(zk->server_nodes, (std::vector<std::string>{"n1", "n2", "n3"}));
-  EXPECT_TRUE(zk->has_leader);
+  EXPECT_TRUE(zk->offers.has(Capability::kNamesLeader));
   ASSERT_FALSE(zk->binaries.empty());
   EXPECT_EQ(zk->binaries[0].program, "java");
   EXPECT_EQ(resolve_backend_options(*zk, {}),

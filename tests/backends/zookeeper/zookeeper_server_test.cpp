@@ -15,6 +15,7 @@
 
 #include "tests/runtime/test_util.h"
 #include "tests/backends/zookeeper/zk_fixture.h"
+#include "tests/support/deadline.h"
 
 namespace fencecheck {
 namespace {
@@ -94,7 +95,7 @@ TEST_P(ZooKeeperServerTest, LeaderCrashReelectsAndTokensKeepIncreasing) {
   ASSERT_TRUE(old_leader);
   Process* victim = server_->processes(*old_leader).at(0);
   auto killed = Clock::now();
-  server_->kill(*old_leader);
+  server_->kill(*old_leader, test_deadline());
   EXPECT_FALSE(victim->alive());
   EXPECT_TRUE(victim->exit_expected());
   EXPECT_FALSE(server_->running(*old_leader));
@@ -124,7 +125,7 @@ TEST_P(ZooKeeperServerTest, WholeEnsembleCrashAndRestart) {
   ZooKeeperLockClient& a = client("c1", {{"connect_timeout_ms", 500}});
   LockResult g1 = on("c1", [&] { return a.acquire("k", 5s); });
   ASSERT_EQ(g1.outcome, Outcome::kOk) << g1.error;
-  for (const std::string n : {"n1", "n2", "n3"}) server_->kill(n);
+  for (const std::string n : {"n1", "n2", "n3"}) server_->kill(n, test_deadline());
   EXPECT_FALSE(server_->leader());
 
   LockResult down;
@@ -149,13 +150,13 @@ TEST_P(ZooKeeperServerTest, PausedMemberIsSkippedWhenAskingForTheLeader) {
   std::optional<std::string> leader = server_->leader();
   ASSERT_TRUE(leader);
   std::string follower = *leader == "n1" ? "n2" : "n1";
-  server_->pause(follower);
+  server_->pause(follower, test_deadline());
   EXPECT_TRUE(server_->processes(follower).at(0)->paused());
   auto t0 = Clock::now();
   EXPECT_EQ(server_->leader(), leader);
   EXPECT_LT(Clock::now() - t0, 400ms);
-  server_->resume(follower);
-  server_->stop(follower);
+  server_->resume(follower, test_deadline());
+  server_->stop(follower, test_deadline());
   EXPECT_FALSE(server_->running(follower));
   EXPECT_TRUE(server_->processes(follower).empty());
 }
@@ -205,7 +206,7 @@ TEST_P(ZooKeeperServerTest, TheServersMapTheClassArchiveTheFirstSetupMade) {
 TEST_P(ZooKeeperServerTest, ADamagedClassArchiveIsNamedInTheError) {
   TestCache cache(dir_ / "cache");
   start_ensemble();
-  server_->teardown();
+  server_->teardown(test_deadline());
   std::vector<std::filesystem::path> kept = files_in(dir_ / "cache" / "zookeeper");
   ASSERT_EQ(kept.size(), 1u);
   std::string head(4096, '\0');
