@@ -12,38 +12,41 @@ phase "set up"
 # the compiler has the CPUs (their fixture then only adds the binaries; its log says how
 # the warm-up went, and a failed warm-up is redone there).
 mkdir -p build
-fuzz_build=""
+background=""
 cleanup() {
   tests/docker/dockerd.sh stop >/dev/null 2>&1 || true  # whatever fails, no daemon stays
-  if [ -n "$fuzz_build" ]; then kill -- "-$fuzz_build" 2>/dev/null || true; fi  # its process group
+  if [ -n "$background" ]; then kill -- "-$background" 2>/dev/null || true; fi  # its process group
 }
 trap cleanup EXIT
 tests/docker/dockerd.sh warm >build/docker-warm.log 2>&1 &
 warm=$!
-./scripts/build.sh
-phase "built"
+# First what the integration tests need (fencecheck, its libraries, their executables).
+./scripts/build.sh integration_tests
+phase "integration tests built"
 wait "$warm" || echo "test.sh: warming the docker image failed (build/docker-warm.log); the docker fixture retries"
-ctest --test-dir build --output-on-failure -j2 -L unit
-phase "unit tests done"
-# The fuzz target's clang build (a second compile of the libraries it links, with
-# sanitizers) runs beside the integration tests, which mostly wait on servers and time
-# limits: at idle CPU priority, so it takes only the time they leave (the tests that judge
-# timing run alone and see no more than a preempted idle task).
-setsid chrt --idle 0 nice -n 19 ./scripts/fuzz.sh --build-only >build/fuzz-build.log 2>&1 &
-fuzz_build=$!
+# The integration tests mostly wait on servers and time limits (they keep about half a core
+# busy), so the rest compiles beside them at idle CPU priority: the unit tests, the
+# benchmarks, then the fuzz target's clang build (a second compile, with sanitizers, of the
+# libraries it links). An idle task gets only the CPU the tests leave; the tests that judge
+# timing run alone (RUN_SERIAL) and see no more than a preempted idle task.
+setsid chrt --idle 0 nice -n 19 bash -c 'cmake --build build -j2 --target unit_tests benchmarks &&
+  ./scripts/fuzz.sh --build-only' >build/background-build.log 2>&1 &
+background=$!
 # The docker tests need the private dockerd their fixture starts: here, a skip would pass
 # vacuously, so they fail instead when it cannot start. Two tests at a time: tests that
 # share the docker daemon or the ssh hosts hold a RESOURCE_LOCK, and those that judge
 # timing run alone (RUN_SERIAL; tests/CMakeLists.txt, fc_add_test's TIMED).
 FENCECHECK_REQUIRE_DOCKER=1 ctest --test-dir build --output-on-failure -j2 -L integration
 phase "integration tests done"
-if ! wait "$fuzz_build"; then
-  fuzz_build=""
-  tail -n 30 build/fuzz-build.log
-  echo "test.sh: building the fuzz target failed (build/fuzz-build.log)" >&2
+if ! wait "$background"; then
+  background=""
+  tail -n 30 build/background-build.log
+  echo "test.sh: building the unit tests, benchmarks or fuzz target failed (build/background-build.log)" >&2
   exit 1
 fi
-fuzz_build=""
-phase "fuzz target built"
+background=""
+phase "unit tests, benchmarks and fuzz target built"
+ctest --test-dir build --output-on-failure -j2 -L unit
+phase "unit tests done"
 ./scripts/fuzz.sh "${FUZZ_SECONDS:-30}"
 phase "done"
