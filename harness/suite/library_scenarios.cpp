@@ -7,9 +7,7 @@
 namespace fencecheck {
 namespace {
 
-using Args = std::vector<std::string>;
-constexpr Expect V = Expect::kValid;
-constexpr Expect I = Expect::kInvalid;
+using namespace scenario_table;
 
 // Three Redlock masters; an acquire may wait two leases for a held lock (node-redlock
 // retries), so that acquires are in flight long enough for pause-acquirer to find one.
@@ -19,7 +17,7 @@ const Args kPauseAcquirer = {"--nemesis", "pause-acquirer", "--pause-ms", "1500"
 // The same pause placed by the library itself between sending the SETs and reading a reply.
 const Args kPauseAfterSend = {"--nemesis", "pause-after-send", "--pause-ms", "1500", "--nemesis-interval", "1000"};
 // The article's pause: the holder frozen for three leases, just after its acquire.
-const Args kPauseHolder = {"--nemesis", "pause-holder", "--ttl-ms", "500", "--pause-ms", "1500",
+const Args kLibraryPauseHolder = {"--nemesis", "pause-holder", "--ttl-ms", "500", "--pause-ms", "1500",
                            "--nemesis-interval", "1000", "--hold-ms", "200", "--time-limit", "15"};
 
 std::vector<Scenario> make_library_scenarios() {
@@ -51,7 +49,7 @@ std::vector<Scenario> make_library_scenarios() {
       {"L4", "redis-semaphore 5.8.0 Mutex, holder paused past lockTimeout",
        "redis-semaphore: the Mutex is refreshed in the background, and onLockLost is called when a "
        "refresh finds it gone (#175: it once re-acquired silently)",
-       join_args({"--backend", "redis", "--client", "redis-semaphore", "--resource", "unfenced"}, kPauseHolder),
+       join_args({"--backend", "redis", "--client", "redis-semaphore", "--resource", "unfenced"}, kLibraryPauseHolder),
        // onLockLost comes at the first refresh after the resume, within milliseconds; the
        // client skips its write once told, but a write queued behind the pause can win that
        // race (1 run in 10 of `suite libraries --repeat 10`): the resource may go either way.
@@ -69,7 +67,7 @@ std::vector<Scenario> make_library_scenarios() {
        {{"exclusion", I}, {"tokens", V}, {"resource", V}}},
       {"L6", "redis-py 4.3.4 Lock, holder paused past its timeout",
        "redis-py: a Lock has a timeout after which Redis releases it; nothing tells the holder",
-       join_args({"--backend", "redis", "--client", "redis-py", "--resource", "unfenced"}, kPauseHolder),
+       join_args({"--backend", "redis", "--client", "redis-py", "--resource", "unfenced"}, kLibraryPauseHolder),
        {{"exclusion", I}}},
       {"L6-release", "redis-py 4.3.4 Lock, the server paused under releases",
        "a release that fails on the network drops the token first (redis-py PR #4258): the key stays "

@@ -7,9 +7,7 @@
 namespace fencecheck {
 namespace {
 
-using Args = std::vector<std::string>;
-constexpr Expect V = Expect::kValid;
-constexpr Expect I = Expect::kInvalid;
+using namespace scenario_table;
 
 
 // The article's pause: the client whose acquire just completed is frozen for three leases.

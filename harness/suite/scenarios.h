@@ -31,6 +31,13 @@ struct Scenario {
   bool safe() const;
 };
 
+// The scenario tables' shorthand (scenarios.cpp, library_scenarios.cpp).
+namespace scenario_table {
+using Args = std::vector<std::string>;
+inline constexpr Expect V = Expect::kValid;
+inline constexpr Expect I = Expect::kInvalid;
+}  // namespace scenario_table
+
 // a then b: how a scenario table composes its argument lists.
 inline std::vector<std::string> join_args(std::vector<std::string> a, const std::vector<std::string>& b) {
   a.insert(a.end(), b.begin(), b.end());

@@ -12,17 +12,16 @@
 #include "nemesis/partition_nemesis.h"
 #include "platform/errors.h"
 #include "tests/nemesis/fake_env.h"
+#include "tests/nemesis/node_names.h"
 
 namespace fencecheck::testing {
 namespace {
 
 using std::chrono::milliseconds;
 
-const std::vector<std::string> kClients = {"c1", "c2"};
-const std::vector<std::string> kServers = {"n1", "n2", "n3"};
 
 TEST(PartitionFamily, CutsRecordTheGrudgeAndHealFlushes) {
-  FakeNemesisEnv env(kClients, kServers);
+  FakeNemesisEnv env(kTwoClients, kThreeServers);
   PartitionNemesis p(env.ctx, default_fault_options());
   std::mt19937_64 rng(1);
   p.start("partition-one", rng);
@@ -40,7 +39,7 @@ TEST(PartitionFamily, CutsRecordTheGrudgeAndHealFlushes) {
 }
 
 TEST(PartitionFamily, LeaderIsCutFromEveryoneElse) {
-  FakeNemesisEnv env(kClients, kServers);  // the fake names the first server leader
+  FakeNemesisEnv env(kTwoClients, kThreeServers);  // the fake names the first server leader
   PartitionNemesis p(env.ctx, default_fault_options());
   std::mt19937_64 rng(1);
   p.start("partition-leader", rng);
@@ -48,7 +47,7 @@ TEST(PartitionFamily, LeaderIsCutFromEveryoneElse) {
 }
 
 TEST(PartitionFamily, HolderIsCutFromTheServersOnlyForItsTime) {
-  FakeNemesisEnv env(kClients, kServers);
+  FakeNemesisEnv env(kTwoClients, kThreeServers);
   PartitionNemesis p(env.ctx, with_pause(milliseconds(500)));
   std::mt19937_64 rng(1);
   p.start("partition-holder", rng);
@@ -72,7 +71,7 @@ TEST(PartitionFamily, HolderIsCutFromTheServersOnlyForItsTime) {
 }
 
 TEST(PartitionFamily, ReplayCutsTheRecordedGrudge) {
-  FakeNemesisEnv env(kClients, kServers);
+  FakeNemesisEnv env(kTwoClients, kThreeServers);
   PartitionNemesis p(env.ctx, default_fault_options());
   p.replay("partition", {{"fault", "partition-bridge"}, {"grudge", {{"n1", {"c1"}}, {"c1", {"n1"}}}}});
   EXPECT_EQ(env.cuts().back(), (Grudge{{"n1", {"c1"}}, {"c1", {"n1"}}}));
@@ -82,7 +81,7 @@ TEST(PartitionFamily, ReplayCutsTheRecordedGrudge) {
 }
 
 TEST(ClockFamily, BumpsAddUpWithinTheCapAndHealResets) {
-  FakeNemesisEnv env(kClients, kServers);
+  FakeNemesisEnv env(kTwoClients, kThreeServers);
   ClockNemesis c(env.ctx, fault_options({{"clock-max-ms", 500}}));
   std::mt19937_64 rng(9);
   for (int i = 0; i < 20; ++i) c.start("clock-bump", rng);
@@ -91,20 +90,20 @@ TEST(ClockFamily, BumpsAddUpWithinTheCapAndHealResets) {
     ASSERT_EQ(r.f, "clock-bump");
     for (const auto& [node, d] : r.value["deltas"].items()) {
       EXPECT_LE(std::abs(d.get<long>()), 500) << "--clock-max-ms caps every jump";
-      EXPECT_NE(std::find(kServers.begin(), kServers.end(), node), kServers.end()) << node;
+      EXPECT_NE(std::find(kThreeServers.begin(), kThreeServers.end(), node), kThreeServers.end()) << node;
     }
   }
-  for (const auto& n : kServers) shifted |= env.ctx.clocks.offset(n).count() != 0;
+  for (const auto& n : kThreeServers) shifted |= env.ctx.clocks.offset(n).count() != 0;
   EXPECT_TRUE(shifted);
   EXPECT_TRUE(c.active());
   c.heal();
-  for (const auto& n : kServers) EXPECT_EQ(env.ctx.clocks.offset(n).count(), 0) << n;
+  for (const auto& n : kThreeServers) EXPECT_EQ(env.ctx.clocks.offset(n).count(), 0) << n;
   EXPECT_EQ(env.records().back().f, "clock-reset");
   EXPECT_FALSE(c.active());
 }
 
 TEST(ClockFamily, BumpTargetsAndSmallestMagnitudeFollowTheOptions) {
-  FakeNemesisEnv env(kClients, kServers);
+  FakeNemesisEnv env(kTwoClients, kThreeServers);
   FaultOptions o = default_fault_options();
   o.set("clock-max-ms", 5000);
   o.set("clock-min-ms", 2000);
@@ -114,7 +113,7 @@ TEST(ClockFamily, BumpTargetsAndSmallestMagnitudeFollowTheOptions) {
   for (int i = 0; i < 30; ++i) {
     c.start("clock-bump", rng);
     const nlohmann::json deltas = env.records().back().value["deltas"];
-    EXPECT_EQ(deltas.size(), kServers.size() / 2 + 1);
+    EXPECT_EQ(deltas.size(), kThreeServers.size() / 2 + 1);
     for (const auto& [node, d] : deltas.items()) {
       EXPECT_GE(std::abs(d.get<long>()), 2000) << "--clock-min-ms";
       EXPECT_LE(std::abs(d.get<long>()), 5000);
@@ -126,7 +125,7 @@ TEST(ClockFamily, BumpTargetsAndSmallestMagnitudeFollowTheOptions) {
 // --nemesis-targets clients: bumps and strobes shift client nodes only (a lock library reads
 // its own wall clock), and the heal resets them too.
 TEST(ClockFamily, ClientTargetsShiftOnlyClientsAndHealResetsThem) {
-  FakeNemesisEnv env(kClients, kServers);
+  FakeNemesisEnv env(kTwoClients, kThreeServers);
   FaultOptions o = default_fault_options();
   o.set("clock-min-ms", 1000);
   o.set("nemesis-targets", "clients");
@@ -135,23 +134,23 @@ TEST(ClockFamily, ClientTargetsShiftOnlyClientsAndHealResetsThem) {
   for (int i = 0; i < 10; ++i) c.start("clock-bump", rng);
   for (const auto& r : env.records()) {
     for (const auto& [node, d] : r.value["deltas"].items()) {
-      EXPECT_NE(std::find(kClients.begin(), kClients.end(), node), kClients.end()) << node << " is no client";
+      EXPECT_NE(std::find(kTwoClients.begin(), kTwoClients.end(), node), kTwoClients.end()) << node << " is no client";
     }
   }
-  for (const auto& n : kServers) EXPECT_EQ(env.ctx.clocks.offset(n).count(), 0) << n;
+  for (const auto& n : kThreeServers) EXPECT_EQ(env.ctx.clocks.offset(n).count(), 0) << n;
   bool shifted = false;
-  for (const auto& n : kClients) shifted |= env.ctx.clocks.offset(n).count() != 0;
+  for (const auto& n : kTwoClients) shifted |= env.ctx.clocks.offset(n).count() != 0;
   EXPECT_TRUE(shifted);
   c.heal();
-  for (const auto& n : kClients) EXPECT_EQ(env.ctx.clocks.offset(n).count(), 0) << n;
+  for (const auto& n : kTwoClients) EXPECT_EQ(env.ctx.clocks.offset(n).count(), 0) << n;
   c.start("clock-strobe", rng);
   for (const auto& node : env.records().back().value["targets"]) {
-    EXPECT_NE(std::find(kClients.begin(), kClients.end(), node.get<std::string>()), kClients.end()) << node;
+    EXPECT_NE(std::find(kTwoClients.begin(), kTwoClients.end(), node.get<std::string>()), kTwoClients.end()) << node;
   }
 }
 
 TEST(ClockFamily, StrobeFlipsEveryPeriodThenResets) {
-  FakeNemesisEnv env(kClients, kServers);
+  FakeNemesisEnv env(kTwoClients, kThreeServers);
   ClockNemesis c(env.ctx, default_fault_options());
   c.replay("clock-strobe", {{"fault", "clock-strobe"}, {"targets", {"n2"}}, {"delta_ms", 200},
                             {"period_ms", 20}, {"duration_ms", 100}});
@@ -168,7 +167,7 @@ TEST(ClockFamily, StrobeFlipsEveryPeriodThenResets) {
 }
 
 TEST(CrashFamily, KillServerTargetsAndRestartsAfterTheDelay) {
-  FakeNemesisEnv env(kClients, kServers);
+  FakeNemesisEnv env(kTwoClients, kThreeServers);
   CrashNemesis c(env.ctx, fault_options({{"restart-ms", 100}}));
   c.replay("kill", {{"fault", "kill-server"}, {"targets", {"n1", "n3"}}, {"restart_ms", 100}});
   auto signals = env.signals();
@@ -211,7 +210,7 @@ TEST(CrashFamily, TargetSpecsPickTheRightNumberOfNodes) {
 }
 
 TEST(CrashFamily, KillServerHitsTheTargetSpecTheOptionsName) {
-  FakeNemesisEnv env(kClients, kServers);
+  FakeNemesisEnv env(kTwoClients, kThreeServers);
   FaultOptions o = default_fault_options();
   o.set("restart-ms", 100);
   o.set("nemesis-targets", "majority");
@@ -220,13 +219,13 @@ TEST(CrashFamily, KillServerHitsTheTargetSpecTheOptionsName) {
   for (int i = 0; i < 10; ++i) {
     c.start("kill-server", rng);
     ASSERT_EQ(env.records().back().f, "kill");
-    EXPECT_EQ(env.records().back().value["targets"].size(), kServers.size() / 2 + 1);
+    EXPECT_EQ(env.records().back().value["targets"].size(), kThreeServers.size() / 2 + 1);
     c.heal();
   }
 }
 
 TEST(CrashFamily, KillClientRestartsAtOnceWithoutDelayAndRestartServerIsGraceful) {
-  FakeNemesisEnv env(kClients, kServers);
+  FakeNemesisEnv env(kTwoClients, kThreeServers);
   CrashNemesis c(env.ctx, default_fault_options());
   std::mt19937_64 rng(2);
   c.start("kill-client", rng);
@@ -234,7 +233,7 @@ TEST(CrashFamily, KillClientRestartsAtOnceWithoutDelayAndRestartServerIsGraceful
   ASSERT_EQ(signals.size(), 2u);
   EXPECT_EQ(signals[0].sig, SIGKILL);
   EXPECT_EQ(signals[1].sig, 0);
-  EXPECT_NE(std::find(kClients.begin(), kClients.end(), signals[0].node), kClients.end());
+  EXPECT_NE(std::find(kTwoClients.begin(), kTwoClients.end(), signals[0].node), kTwoClients.end());
   EXPECT_FALSE(c.active());
   c.start("restart-server", rng);
   signals = env.signals();
@@ -251,7 +250,7 @@ TEST(CrashFamily, KillClientRestartsAtOnceWithoutDelayAndRestartServerIsGraceful
 // A restart whose second stop fails leaves nothing stopped off the record: the node it did
 // stop is started again, and the "restart" line names what was stopped and what failed.
 TEST(CrashFamily, ARestartThatFailsPartWayStartsWhatItStoppedAndSaysSo) {
-  FakeNemesisEnv env(kClients, kServers);
+  FakeNemesisEnv env(kTwoClients, kThreeServers);
   CrashNemesis c(env.ctx, default_fault_options());
   env.failing_stop("n2");
   EXPECT_THROW(c.replay("restart", {{"fault", "restart-server"}, {"targets", {"n1", "n2"}}}), HarnessError);
@@ -271,7 +270,7 @@ TEST(CrashFamily, ARestartThatFailsPartWayStartsWhatItStoppedAndSaysSo) {
 // A heal that one node (a silent ssh host) does not take returns, records the node as not
 // healed with why, and reports it: the schedule then stops and the run names the host.
 TEST(PartitionFamily, AHealASilentNodeMissesIsRecordedAndReported) {
-  FakeNemesisEnv env(kClients, kServers);
+  FakeNemesisEnv env(kTwoClients, kThreeServers);
   PartitionNemesis p(env.ctx, default_fault_options());
   std::mt19937_64 rng(1);
   p.start("partition-one", rng);

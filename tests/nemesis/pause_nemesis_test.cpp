@@ -10,17 +10,16 @@
 #include <stdexcept>
 
 #include "tests/nemesis/fake_env.h"
+#include "tests/nemesis/node_names.h"
 
 namespace fencecheck::testing {
 namespace {
 
 using std::chrono::milliseconds;
 
-const std::vector<std::string> kClients = {"c1", "c2", "c3", "c4", "c5"};
-const std::vector<std::string> kServers = {"n1", "n2", "n3"};
 
 struct PauseFixture : ::testing::Test {
-  FakeNemesisEnv env{kClients, kServers};
+  FakeNemesisEnv env{kFiveClients, kThreeServers};
   std::mt19937_64 rng{7};
   PauseNemesis nemesis{env.ctx, with_pause(milliseconds(50))};
 };
@@ -222,14 +221,14 @@ std::set<std::string> targets_over_seeds(FakeNemesisEnv& env, PauseNemesis& n, c
 
 TEST_F(PauseFixture, PauseClientPicksAmongClientNodes) {
   auto targets = targets_over_seeds(env, nemesis, "pause-client");
-  EXPECT_EQ(targets, std::set<std::string>(kClients.begin(), kClients.end()));
+  EXPECT_EQ(targets, std::set<std::string>(kFiveClients.begin(), kFiveClients.end()));
   EXPECT_TRUE(env.every_stop_resumed_in_order());
   EXPECT_EQ(env.records()[0].value["fault"], "pause-client");
 }
 
 TEST_F(PauseFixture, PauseServerPicksAmongServerNodes) {
   auto targets = targets_over_seeds(env, nemesis, "pause-server");
-  EXPECT_EQ(targets, std::set<std::string>(kServers.begin(), kServers.end()));
+  EXPECT_EQ(targets, std::set<std::string>(kThreeServers.begin(), kThreeServers.end()));
   EXPECT_EQ(env.records()[0].value["fault"], "pause-server");
 }
 
@@ -299,7 +298,7 @@ TEST_F(PauseFixture, FreezeFreezesTheWholeNodeAndThawsAfterThePause) {
   auto signals = env.signals();
   ASSERT_EQ(signals.size(), 1u);
   EXPECT_EQ(signals[0].sig, FakeNemesisEnv::kFrozen) << "a freeze is not a SIGSTOP";
-  EXPECT_TRUE(std::count(kServers.begin(), kServers.end(), signals[0].node));
+  EXPECT_TRUE(std::count(kThreeServers.begin(), kThreeServers.end(), signals[0].node));
   nemesis.start("pause-client", rng);
   EXPECT_EQ(env.signals().size(), 1u) << "one pause or freeze at a time";
   env.time.advance(milliseconds(50));
@@ -323,7 +322,7 @@ TEST_F(PauseFixture, FreezeFreezesTheWholeNodeAndThawsAfterThePause) {
 }
 
 TEST(PauseNemesis, NoServerNodesMeansNoPause) {
-  FakeNemesisEnv env(kClients, {});
+  FakeNemesisEnv env(kFiveClients, {});
   PauseNemesis n(env.ctx, with_pause(milliseconds(50)));
   std::mt19937_64 rng(1);
   n.start("pause-server", rng);

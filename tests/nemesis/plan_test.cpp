@@ -16,6 +16,7 @@
 #include "nemesis/schedule.h"
 #include "platform/errors.h"
 #include "tests/nemesis/fake_env.h"
+#include "tests/nemesis/node_names.h"
 
 namespace fencecheck::testing {
 namespace {
@@ -23,8 +24,6 @@ namespace {
 using std::chrono::milliseconds;
 namespace fs = std::filesystem;
 
-const std::vector<std::string> kServers = {"n1", "n2", "n3", "n4", "n5"};
-const std::vector<std::string> kClients = {"c1", "c2"};
 
 std::string write_plan(const std::string& text) {
   static int n = 0;
@@ -40,7 +39,7 @@ Plan plan_of(const std::string& text) {
     std::string file;
     ~Remove() { fs::remove(file); }
   } remove{file};
-  return read_plan(file, kServers, kClients);
+  return read_plan(file, kFiveServers, kTwoClients);
 }
 
 // The message read_plan() gives for a plan, or "" when it accepts it.
@@ -133,7 +132,7 @@ TEST(PlanRead, RefusesBadPlansNamingFileLineStepAndField) {
   }
   EXPECT_NE(refusal("[]").find("no steps"), std::string::npos);
   try {
-    read_plan("/nonexistent/plan.json", kServers, kClients);
+    read_plan("/nonexistent/plan.json", kFiveServers, kTwoClients);
     ADD_FAILURE() << "read a missing file";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("cannot read the plan file"), std::string::npos);
@@ -273,7 +272,7 @@ TEST(PlanCursor, AClockUndoLeavesANodeALaterStepMovedAlone) {
 }
 
 TEST(PlanSchedule, ThePlanThreadAppliesStepsAndTheFinalHealEndsThem) {
-  FakeNemesisEnv env(kClients, kServers);
+  FakeNemesisEnv env(kTwoClients, kFiveServers);
   Plan p = plan_of(R"([{"at_ms": 0, "do": "cut", "grudge": {"c1": ["n4"]}},
                        {"on": "acquire-ok", "client": "holder", "do": "pause", "node": "holder", "for_ms": 60000},
                        {"after_ms": 0, "do": "clock", "offsets": {"n1": 1000}}])");
@@ -296,7 +295,7 @@ TEST(PlanSchedule, ThePlanThreadAppliesStepsAndTheFinalHealEndsThem) {
 }
 
 TEST(PlanSchedule, AppliesTimedStepsThroughTheFamiliesAndEventStepsOnTheCallersThread) {
-  FakeNemesisEnv env(kClients, kServers);
+  FakeNemesisEnv env(kTwoClients, kFiveServers);
   Plan p = plan_of(R"([{"at_ms": 20, "do": "cut", "grudge": {"c1": ["n4", "n5"]}},
                        {"on": "acquire-ok", "client": "c1", "do": "clock", "offsets": {"n3": 30000}},
                        {"after_ms": 0, "do": "pause", "node": "holder", "for_ms": 30},

@@ -7,12 +7,13 @@
 #include <gtest/gtest.h>
 
 #include "platform/errors.h"
+#include "tests/nemesis/node_names.h"
 
 namespace fencecheck {
 namespace {
 
-const std::vector<std::string> kServers = {"n1", "n2", "n3"};
-const std::vector<std::string> kClients = {"c1", "c2"};
+using testing::kThreeServers;
+using testing::kTwoClients;
 
 ReplayLine line(std::uint64_t n, std::string f, nlohmann::json value) {
   return ReplayLine{std::chrono::milliseconds(10 * n), std::move(f), std::move(value), n};
@@ -21,7 +22,7 @@ ReplayLine line(std::uint64_t n, std::string f, nlohmann::json value) {
 void expect_refused(const std::vector<std::string>& faults, const std::vector<ReplayLine>& lines,
                     std::size_t at_line, const std::string& says) {
   try {
-    check_replay(faults, lines, kServers, kClients, default_fault_options(), "run/history.jsonl");
+    check_replay(faults, lines, kThreeServers, kTwoClients, default_fault_options(), "run/history.jsonl");
     FAIL() << "accepted; expected a refusal saying " << says;
   } catch (const InputError& e) {
     EXPECT_EQ(e.file(), "run/history.jsonl");
@@ -42,7 +43,7 @@ TEST(ReplayCheck, AnIntactScheduleOfEveryFamilyPasses) {
       line(10, "arm", {{"fault", "pause-holder"}, {"ms", 50}}),
   };
   EXPECT_NO_THROW(check_replay({"pause-server", "pause-holder", "partition-one", "kill-server", "clock-bump"},
-                               lines, kServers, kClients, default_fault_options(), "h"));
+                               lines, kThreeServers, kTwoClients, default_fault_options(), "h"));
 }
 
 // Clock faults may shift clients (--nemesis-targets clients), and their resets name them.
@@ -50,7 +51,7 @@ TEST(ReplayCheck, ClockLinesMayNameClientsButNoStrangers) {
   EXPECT_NO_THROW(check_replay({"clock-bump"},
                                {line(2, "clock-bump", {{"fault", "clock-bump"}, {"deltas", {{"c1", 500}}}}),
                                 line(3, "clock-reset", {{"fault", "clock-bump"}, {"targets", {"n1", "c1"}}})},
-                               kServers, kClients, default_fault_options(), "h"));
+                               kThreeServers, kTwoClients, default_fault_options(), "h"));
   expect_refused({"clock-bump"}, {line(4, "clock-bump", {{"fault", "clock-bump"}, {"deltas", {{"x9", 500}}}})}, 4,
                  "node \"x9\" is not a node of this run");
 }

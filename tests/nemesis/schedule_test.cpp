@@ -12,14 +12,13 @@
 #include <thread>
 
 #include "tests/nemesis/fake_env.h"
+#include "tests/nemesis/node_names.h"
 
 namespace fencecheck::testing {
 namespace {
 
 using std::chrono::milliseconds;
 
-const std::vector<std::string> kClients = {"c1", "c2", "c3", "c4", "c5"};
-const std::vector<std::string> kServers = {"n1", "n2", "n3"};
 
 // Advances the env's time in `step`s, polling after each, `steps` times.
 void run_for(FakeNemesisEnv& env, NemesisSchedule& s, int steps, milliseconds step = milliseconds(10)) {
@@ -30,7 +29,7 @@ void run_for(FakeNemesisEnv& env, NemesisSchedule& s, int steps, milliseconds st
 }
 
 TEST(NemesisSchedule, NoFaultsNeverStartsAnything) {
-  FakeNemesisEnv env(kClients, kServers);
+  FakeNemesisEnv env(kFiveClients, kThreeServers);
   NemesisSchedule s({}, milliseconds(1), 1, env.ctx, with_pause(milliseconds(5)));
   run_for(env, s, 100);
   env.acquired("c1");
@@ -43,7 +42,7 @@ TEST(NemesisSchedule, NoFaultsNeverStartsAnything) {
 // Jepsen's shape: each family alternates a recovery window and a fault, each window and
 // each hold of an open-ended fault U[0, 2 × interval); families run concurrently.
 TEST(NemesisSchedule, FamiliesAlternateRecoveryWindowsAndFaultsConcurrently) {
-  FakeNemesisEnv env(kClients, kServers);
+  FakeNemesisEnv env(kFiveClients, kThreeServers);
   const milliseconds interval(100), pause(50);
   NemesisSchedule s({"partition-halves", "pause-client"}, interval, 1, env.ctx, with_pause(pause));
   run_for(env, s, 1000);  // 10 s in 10 ms steps
@@ -88,7 +87,7 @@ TEST(NemesisSchedule, FamiliesAlternateRecoveryWindowsAndFaultsConcurrently) {
 }
 
 TEST(NemesisSchedule, ReplayAppliesRecordedLinesAtTheirInstants) {
-  FakeNemesisEnv env(kClients, kServers);
+  FakeNemesisEnv env(kFiveClients, kThreeServers);
   nlohmann::json grudge = {{"n1", {"c1"}}, {"c1", {"n1"}}};
   std::vector<ReplayLine> lines = {
       {milliseconds(30), "partition", {{"fault", "partition-one"}, {"grudge", grudge}}},
@@ -113,7 +112,7 @@ TEST(NemesisSchedule, ReplayAppliesRecordedLinesAtTheirInstants) {
 }
 
 TEST(NemesisSchedule, StopHealsAPauseStillInForce) {
-  FakeNemesisEnv env(kClients, kServers);
+  FakeNemesisEnv env(kFiveClients, kThreeServers);
   NemesisSchedule s({"pause-server"}, milliseconds(1), 3, env.ctx, with_pause(milliseconds(60'000)));
   run_for(env, s, 1);
   ASSERT_EQ(s.describe_active().size(), 1u);
@@ -124,7 +123,7 @@ TEST(NemesisSchedule, StopHealsAPauseStillInForce) {
 }
 
 TEST(NemesisSchedule, HealNowResumesAtOnceAndInjectsNothingMore) {
-  FakeNemesisEnv env(kClients, kServers);
+  FakeNemesisEnv env(kFiveClients, kThreeServers);
   NemesisSchedule s({"pause-client"}, milliseconds(1), 3, env.ctx, with_pause(milliseconds(30'000)));
   run_for(env, s, 1);
   ASSERT_EQ(env.stopped_nodes().size(), 1u);
@@ -135,7 +134,7 @@ TEST(NemesisSchedule, HealNowResumesAtOnceAndInjectsNothingMore) {
 }
 
 TEST(NemesisSchedule, DestructorHealsToo) {
-  FakeNemesisEnv env(kClients, kServers);
+  FakeNemesisEnv env(kFiveClients, kThreeServers);
   {
     NemesisSchedule s({"pause-client"}, milliseconds(1), 3, env.ctx, with_pause(milliseconds(60'000)));
     run_for(env, s, 1);
@@ -145,7 +144,7 @@ TEST(NemesisSchedule, DestructorHealsToo) {
 }
 
 TEST(NemesisSchedule, HolderPauseHitsTheNodeThatAcquires) {
-  FakeNemesisEnv env(kClients, kServers);
+  FakeNemesisEnv env(kFiveClients, kThreeServers);
   NemesisSchedule s({"pause-holder"}, milliseconds(5), 3, env.ctx, with_pause(milliseconds(60'000)));
   run_for(env, s, 1);
   ASSERT_EQ(s.describe_active(), std::vector<std::string>{"pause-holder (armed)"});
@@ -157,7 +156,7 @@ TEST(NemesisSchedule, HolderPauseHitsTheNodeThatAcquires) {
 
 // The first n pause targets of a schedule seeded with `seed`.
 std::vector<std::string> first_targets(std::uint64_t seed, std::size_t n) {
-  FakeNemesisEnv env(kClients, kServers);
+  FakeNemesisEnv env(kFiveClients, kThreeServers);
   NemesisSchedule s({"pause-client", "pause-server"}, milliseconds(2), seed, env.ctx,
                     with_pause(milliseconds(2)));
   for (int i = 0; i < 10'000 && env.stopped_nodes().size() < n; ++i) run_for(env, s, 1, milliseconds(1));
@@ -178,7 +177,7 @@ TEST(NemesisSchedule, SameSeedSameTargets) {
 }
 
 TEST(NemesisSchedule, AFaultThatCannotBeInjectedStopsTheSchedule) {
-  FakeNemesisEnv env(kClients, kServers);
+  FakeNemesisEnv env(kFiveClients, kThreeServers);
   struct FailingProcesses : NodeProcesses {
     std::vector<std::string> nodes() const override { return {"n1"}; }
     bool pause(const std::string&, const Deadline&) override { throw HarnessError("cannot stop n1"); }
@@ -197,7 +196,7 @@ TEST(NemesisSchedule, AFaultThatCannotBeInjectedStopsTheSchedule) {
 }
 
 TEST(NemesisSchedule, TheThreadDrivesPollUntilStopped) {
-  FakeNemesisEnv env(kClients, kServers);
+  FakeNemesisEnv env(kFiveClients, kThreeServers);
   NemesisSchedule s({"pause-client"}, milliseconds(1), 3, env.ctx, with_pause(milliseconds(60'000)));
   env.time.advance(milliseconds(5));  // the first fault is due as soon as the thread polls
   s.start();
@@ -208,7 +207,7 @@ TEST(NemesisSchedule, TheThreadDrivesPollUntilStopped) {
 }
 
 TEST(NemesisSchedule, UnknownFaultIsRejected) {
-  FakeNemesisEnv env(kClients, kServers);
+  FakeNemesisEnv env(kFiveClients, kThreeServers);
   EXPECT_THROW(NemesisSchedule({"pause-holder", "bogus"}, milliseconds(5), 1, env.ctx, default_fault_options()),
                std::invalid_argument);
 }

@@ -13,19 +13,18 @@
 #include "nemesis/fault_registry.h"
 #include "nemesis/schedule.h"
 #include "tests/nemesis/fake_env.h"
+#include "tests/nemesis/node_names.h"
 
 namespace fencecheck::testing {
 namespace {
 
 using std::chrono::milliseconds;
 
-const std::vector<std::string> kClients = {"c1", "c2"};
-const std::vector<std::string> kServers = {"n1", "n2", "n3"};
 
 // Servers whose restart never becomes ready: await_ready blocks until give_up says so.
 class NeverReadyServers final : public NodeProcesses {
  public:
-  std::vector<std::string> nodes() const override { return kServers; }
+  std::vector<std::string> nodes() const override { return kThreeServers; }
   bool pause(const std::string&, const Deadline&) override { return true; }
   void resume(const std::string&, const Deadline&) override {}
   bool kill(const std::string&, const Deadline&) override { return true; }
@@ -55,7 +54,7 @@ bool eventually(Pred pred, FakeNemesisEnv* env = nullptr) {
 }
 
 TEST(ScheduleThreads, ARestartWaitingForAQuorumBlocksNoOtherFamily) {
-  FakeNemesisEnv env(kClients, kServers);
+  FakeNemesisEnv env(kTwoClients, kThreeServers);
   NeverReadyServers servers;
   NemesisContext ctx{env.ctx.net, servers, env.ctx.clients, env.ctx.clocks, env.ctx.log, env.time, env.events};
   FaultOptions o = with_pause(milliseconds(100));
@@ -84,7 +83,7 @@ TEST(ScheduleThreads, ARestartWaitingForAQuorumBlocksNoOtherFamily) {
     if (r.f != "ready") continue;
     ready_recorded = true;
     EXPECT_FALSE(r.planned.has_value()) << "the servers' answer is not a planned instant";
-    EXPECT_EQ(r.value["not_ready"].size(), kServers.size()) << r.value.dump();
+    EXPECT_EQ(r.value["not_ready"].size(), kThreeServers.size()) << r.value.dump();
     EXPECT_TRUE(r.value["targets"].empty());
   }
   EXPECT_TRUE(started);
@@ -93,7 +92,7 @@ TEST(ScheduleThreads, ARestartWaitingForAQuorumBlocksNoOtherFamily) {
 }
 
 TEST(ScheduleThreads, LinesCarryTheInstantTheScheduleMeant) {
-  FakeNemesisEnv env(kClients, kServers);
+  FakeNemesisEnv env(kTwoClients, kThreeServers);
   NemesisSchedule s({"pause-server", "partition-one"}, milliseconds(20), 3, env.ctx, with_pause(milliseconds(30)));
   for (int i = 0; i < 200; ++i) {
     env.time.advance(milliseconds(1));
@@ -115,7 +114,7 @@ TEST(ScheduleThreads, LinesCarryTheInstantTheScheduleMeant) {
 }
 
 TEST(ScheduleThreads, ALockAwareFaultFiredByAClientHasNoPlan) {
-  FakeNemesisEnv env(kClients, kServers);
+  FakeNemesisEnv env(kTwoClients, kThreeServers);
   NemesisSchedule s({"pause-holder"}, milliseconds(1), 1, env.ctx, with_pause(milliseconds(50)));
   for (int i = 0; i < 5; ++i) {
     env.time.advance(milliseconds(2));
@@ -134,7 +133,7 @@ TEST(ScheduleThreads, ALockAwareFaultFiredByAClientHasNoPlan) {
 }
 
 TEST(CrashFamilyTargets, AKillOfNodesAlreadyDownIsRecordedAsNotApplied) {
-  FakeNemesisEnv env(kClients, kServers);
+  FakeNemesisEnv env(kTwoClients, kThreeServers);
   FaultOptions o = default_fault_options();
   o.set("nemesis-targets", "all");
   o.set("restart-ms", 1000);
@@ -153,7 +152,7 @@ TEST(CrashFamilyTargets, AKillOfNodesAlreadyDownIsRecordedAsNotApplied) {
 }
 
 TEST(CrashFamilyTargets, APauseOfADownServerIsRecordedAsNotAppliedAndNeverResumed) {
-  FakeNemesisEnv env(kClients, {"n1"});
+  FakeNemesisEnv env(kTwoClients, {"n1"});
   FaultOptions o = with_pause(milliseconds(10));
   o.set("restart-ms", 1000);
   auto crash = find_fault("kill-server")->make(env.ctx, o);

@@ -3,12 +3,10 @@
 #include <gtest/gtest.h>
 
 #include "report/liveness.h"
+#include "tests/report/nanos.h"
 
 namespace fencecheck::report {
 namespace {
-
-constexpr Nanos kSec = 1'000'000'000;
-constexpr Nanos kMs = 1'000'000;
 
 // n ok completions of `f`, evenly from `from` (inclusive) to `to` (exclusive).
 void add_oks(std::vector<OkCompletion>& oks, OpFn f, Nanos from, Nanos to, int n) {

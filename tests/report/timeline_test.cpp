@@ -5,6 +5,7 @@
 #include "checkers/history_reader.h"
 #include "report/timeline.h"
 #include "tests/checkers/history_builder.h"
+#include "tests/report/nanos.h"
 
 namespace fencecheck::report {
 namespace {
@@ -12,7 +13,6 @@ namespace {
 using fencecheck::testing::HistoryBuilder;
 using nlohmann::json;
 
-constexpr Nanos kMs = 1'000'000;
 
 Timeline timeline_of(const HistoryBuilder& h) {
   HistoryReader r(h.history_path());
