@@ -33,10 +33,11 @@ setsid chrt --idle 0 nice -n 19 bash -c 'cmake --build build -j2 --target unit_t
   ./scripts/fuzz.sh --build-only' >build/background-build.log 2>&1 &
 background=$!
 # The docker tests need the private dockerd their fixture starts: here, a skip would pass
-# vacuously, so they fail instead when it cannot start. Two tests at a time: tests that
-# share the docker daemon or the ssh hosts hold a RESOURCE_LOCK, and those that judge
-# timing run alone (RUN_SERIAL; tests/CMakeLists.txt, fc_add_test's TIMED).
-FENCECHECK_REQUIRE_DOCKER=1 ctest --test-dir build --output-on-failure -j2 -L integration
+# vacuously, so they fail instead when it cannot start. Three tests at a time (each keeps
+# about a fifth of a core busy; most of a test is waiting on servers and time limits):
+# tests that share the docker daemon or the ssh hosts hold a RESOURCE_LOCK, and those that
+# judge timing run alone (RUN_SERIAL; tests/CMakeLists.txt, fc_add_test's TIMED).
+FENCECHECK_REQUIRE_DOCKER=1 ctest --test-dir build --output-on-failure -j3 -L integration
 phase "integration tests done"
 if ! wait "$background"; then
   background=""
