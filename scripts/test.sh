@@ -24,7 +24,7 @@ warm=$!
 ./scripts/build.sh integration_tests
 phase "integration tests built"
 wait "$warm" || echo "test.sh: warming the docker image failed (build/docker-warm.log); the docker fixture retries"
-# The integration tests mostly wait on servers and time limits (they keep about half a core
+# The integration tests mostly wait on servers and time limits (together about half a core
 # busy), so the rest compiles beside them at idle CPU priority: the unit tests, the
 # benchmarks, then the fuzz target's clang build (a second compile, with sanitizers, of the
 # libraries it links). An idle task gets only the CPU the tests leave; the tests that judge
