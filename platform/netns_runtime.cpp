@@ -13,6 +13,12 @@
 
 namespace fencecheck {
 
+namespace {
+// The kernel brings a new link up within about a second (netlink.h); five allow for a
+// machine busy with other runs.
+constexpr std::chrono::seconds kLinkUpTimeout{5};
+}  // namespace
+
 NetnsRuntime::NetnsRuntime(std::string run_id, RunState& state)
     : NamespacedRuntime(state), run_id_(std::move(run_id)), hub_("fc-" + run_id_ + "-hub"), subnet_(run_subnet(run_id_)) {}
 
@@ -42,18 +48,28 @@ void NetnsRuntime::create(const std::vector<std::string>& node_names) {
       hub_batch += "addr add " + planned[i].address + "/24 dev br0\n";
       continue;
     }
-    std::string veth = "v" + run_id_ + std::to_string(i);  // at most 10 chars, unique per run
+    const std::string veth = veth_name(i);
     hub_batch += "link add " + veth + " type veth peer name eth0 netns " + planned[i].netns + "\n";
     hub_batch += "link set " + veth + " master br0 up\n";
   }
   os::check_command({"ip", "-n", hub_, "-batch", "-"}, "building the bridge in " + hub_, hub_batch);
   std::vector<NodeInterface> interfaces;
-  for (const auto& n : planned) {
-    if (!outside(n)) interfaces.push_back({n.name, netns_path(n), "eth0", n.address, 24});
+  std::vector<NetnsLink> links;
+  for (std::size_t i = 0; i < planned.size(); ++i) {
+    const Node& n = planned[i];
+    if (outside(n)) continue;
+    interfaces.push_back({n.name, netns_path(n), "eth0", n.address, 24});
+    links.push_back({n.name, netns_path(n), "eth0"});
+    links.push_back({n.name, "/run/netns/" + hub_, veth_name(i)});
   }
   configure_node_interfaces(interfaces);
+  await_links_up(links, Deadline::after(kLinkUpTimeout));
   nodes_ = std::move(planned);
   created();
+}
+
+std::string NetnsRuntime::veth_name(std::size_t node_index) const {
+  return "v" + run_id_ + std::to_string(node_index);  // at most 10 chars, unique per run
 }
 
 std::uint16_t NetnsRuntime::port(std::string_view node_name, std::string_view, std::uint16_t preferred) {

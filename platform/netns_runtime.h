@@ -45,6 +45,8 @@ class NetnsRuntime : public NamespacedRuntime {
 
  private:
   void record(const std::string& ns);
+  // The hub's end of the veth pair of the node_index-th node.
+  std::string veth_name(std::size_t node_index) const;
 
   std::string run_id_;
   std::string hub_;
