@@ -26,6 +26,24 @@ namespace fencecheck {
 
 enum class Outcome { kOk, kFail, kUnknown };
 
+// What a lock promised its holder (docs/history.md, `valid_ms` and `bound`): either a
+// validity in ms, as the client computes it, counted from when it started the acquire (or,
+// for a renewal, from when it sent the renewal), or no time at all — the lock lives as long
+// as something else does (`bound`: "session", "connection"). The history records it with
+// the grant; the exclusion checker blames a violation by it (docs/checkers.md).
+struct Promise {
+  std::optional<std::int64_t> valid_ms;  // nullopt: no time promise
+  std::string bound;                     // with no valid_ms: what the lock lives by
+  // The ok value's members: {"valid_ms": N} or {"valid_ms": null, "bound": "session"}.
+  nlohmann::json to_json() const {
+    nlohmann::json j = {{"valid_ms", valid_ms ? nlohmann::json(*valid_ms) : nlohmann::json()}};
+    if (!valid_ms && !bound.empty()) j["bound"] = bound;
+    return j;
+  }
+  static Promise lasting(std::chrono::milliseconds valid) { return {valid.count(), ""}; }
+  static Promise bound_to(std::string what) { return {std::nullopt, std::move(what)}; }
+};
+
 // What an ok acquire gives its holder, and all that release needs.
 struct Grant {
   std::string key;
@@ -35,6 +53,9 @@ struct Grant {
   // ok value (docs/history.md), e.g. etcd's {"lease_ttl_s": -1}: evidence for a reader of
   // the history; no checker reads it. An object, or null for nothing.
   nlohmann::json detail = nullptr;
+  // What the lock promised; nullopt when the client cannot say (the history then has no
+  // `valid_ms`, and the checker leaves its violations unclassified).
+  std::optional<Promise> promise = std::nullopt;
 };
 
 struct LockResult {
@@ -53,12 +74,16 @@ struct LibraryNotice {
   enum class Kind {
     kLost,    // a grant was lost: key, owner (Grant::owner) and the library's reason
     kPaused,  // the acquire in flight on key stops its thread for `pause` now (pause-after-send)
+    kRenewed,  // the grant (key, owner) was extended by the client on its own: `valid`
   };
   Kind kind = Kind::kLost;
   std::string key;
   std::string owner;                   // kLost
   std::string reason;                  // kLost
   std::chrono::milliseconds pause{0};  // kPaused
+  // kRenewed: the validity the renewal promised, counted from when it was sent, minus what
+  // has passed since (so that the notice's arrival plus `valid` is the promised end).
+  std::chrono::milliseconds valid{0};
 };
 
 class LockClient {
@@ -73,7 +98,8 @@ class LockClient {
   // client's own, one notice at a time, at any time, also while an acquire or release is in
   // flight; it must not wait for those. kLost comes at any moment; kPaused only during an
   // acquire after pause_next_acquire_after_send, at most once, before that acquire returns.
-  // fencecheck's own clients never call it.
+  // kRenewed after each renewal the client makes by itself (a lease kept alive in the
+  // background: etcd's keepalive, redis-semaphore's refresh), for a grant it still holds.
   using NoticeListener = std::function<void(const LibraryNotice&)>;
   virtual void set_notice_listener(NoticeListener) {}
   // The next acquire stops the client's own thread for `pause` right after it sent its lock

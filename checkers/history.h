@@ -41,6 +41,13 @@ struct Event {
   // read ok: when the value read is an array, its items as canonical JSON.
   bool read_is_array = false;
   std::vector<std::string> read_items;
+  // acquire ok and `renewed`: what the lock promised (docs/history.md). `promised` is false
+  // when the value does not say (valid_ms absent: an older history, a client that cannot
+  // tell); valid_ms nullopt with `promised` means no time promise, and `bound` says what
+  // the lock lives by instead ("session", "connection"; may be empty).
+  bool promised = false;
+  std::optional<std::int64_t> valid_ms;
+  std::string bound;
 
   bool is_nemesis() const { return process == kNemesisProcess; }
   bool is_client() const { return !is_nemesis(); }

@@ -44,6 +44,35 @@ void reset_keeping_capacity(Event& e) {
   e.appended.clear();
   e.read_is_array = false;
   e.read_items.clear();
+  e.promised = false;
+  e.valid_ms.reset();
+  e.bound.clear();
+}
+
+// value.valid_ms and value.bound (ops/ops.h, OpDecodes::promise). A notice must promise a
+// time; a grant may promise none (null) or not say (absent).
+void decode_promise(const jsonl::Fields& fl, element value, Event& e) {
+  simdjson::dom::object o;
+  element valid;
+  const bool is_object = !value.get_object().get(o);
+  if (!is_object || o.at_key("valid_ms").get(valid)) {
+    if (e.type == OpType::kNotice) fl.fail("value.valid_ms", "missing (a " + e.f_name + " notice says what it promised)");
+    return;
+  }
+  e.promised = true;
+  std::int64_t ms = 0;
+  if (!valid.get_int64().get(ms)) {
+    e.valid_ms = ms;
+  } else if (!valid.is_null() || e.type == OpType::kNotice) {
+    fl.fail("value.valid_ms", std::string("must be an integer") + (e.type == OpType::kNotice ? "" : " or null") +
+                                  ", found " + jsonl::type_name(valid.type()));
+  }
+  element bound;
+  if (!o.at_key("bound").get(bound)) {
+    std::string_view text;
+    if (bound.get_string().get(text)) fl.fail("value.bound", std::string("must be a string, found ") + jsonl::type_name(bound.type()));
+    e.bound = text;
+  }
 }
 
 // A member of an object value that its shape requires; `where` names it in errors.
@@ -62,7 +91,7 @@ void decode_client_value(const jsonl::Fields& fl, std::optional<element> value, 
   const ValueShape shape = op.shape(e.type);
   const bool is_object_shape = shape != ValueShape::kNull && shape != ValueShape::kAny;
   if (!value) {
-    if (is_object_shape) fl.fail("value", "missing");
+    if (is_object_shape || (op.decodes.promise && e.type == OpType::kNotice)) fl.fail("value", "missing");
     return;
   }
   simdjson::dom::object o;
@@ -91,6 +120,7 @@ void decode_client_value(const jsonl::Fields& fl, std::optional<element> value, 
     e.read_is_array = true;
     for (element item : items) e.read_items.push_back(canonical_json(item));
   }
+  if (op.decodes.promise && (e.type == OpType::kOk || e.type == OpType::kNotice)) decode_promise(fl, *value, e);
 }
 
 }  // namespace

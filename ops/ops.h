@@ -61,6 +61,9 @@ struct OpDecodes {
   bool token = false;       // value.token (or value.token of the ok) → Event::token
   bool appended = false;    // the last item of value.value, when an array → Event::appended
   bool read_items = false;  // an ok value that is an array → Event::read_items
+  // value.valid_ms (an integer, or null for no time promise) and value.bound → Event::promise;
+  // an op that is a notice must carry an integer valid_ms.
+  bool promise = false;
 };
 
 // One op's declaration.
@@ -102,7 +105,7 @@ constexpr std::string_view declaration_problem(const OpSpec& op) {
 inline constexpr std::array kBuiltinOps = {
     OpSpec{.name = "acquire", .runs_at = OpPlace::kLockService, .changes_state = true,
            .invoke = ValueShape::kNull, .ok = ValueShape::kToken, .repeats_invoke_value = false,
-           .decodes = {.token = true}},
+           .decodes = {.token = true, .promise = true}},
     OpSpec{.name = "release", .runs_at = OpPlace::kLockService, .changes_state = true,
            .invoke = ValueShape::kToken, .ok = ValueShape::kToken, .repeats_invoke_value = true,
            .decodes = {.token = true}},
@@ -119,6 +122,10 @@ inline constexpr std::array kBuiltinOps = {
     OpSpec{.name = "lost", .runs_at = OpPlace::kLockService, .changes_state = false,
            .invoke = ValueShape::kAny, .ok = ValueShape::kNull, .repeats_invoke_value = false,
            .decodes = {}, .notice = true},
+    // The client renewed its grant of `key` on its own: {"valid_ms": N}, the new promise.
+    OpSpec{.name = "renewed", .runs_at = OpPlace::kLockService, .changes_state = false,
+           .invoke = ValueShape::kAny, .ok = ValueShape::kNull, .repeats_invoke_value = false,
+           .decodes = {.promise = true}, .notice = true},
 };
 static_assert([] {
   for (const OpSpec& op : kBuiltinOps) {
@@ -145,6 +152,7 @@ enum class OpFn : std::uint8_t {
   kWrite = builtin_op_index("write"),
   kCas = builtin_op_index("cas"),
   kLost = builtin_op_index("lost"),
+  kRenewed = builtin_op_index("renewed"),
   kNemesis = 0xFF,
 };
 
@@ -154,10 +162,10 @@ const OpSpec& op_spec(OpFn f);
 std::optional<OpFn> find_op(std::string_view name);
 // Every client op, built-in then declared, in index order.
 std::vector<OpFn> client_ops();
-// "acquire, release, read, write, cas, lost" for error messages; without the notices
-// ("lost") when notices is false.
+// "acquire, release, read, write, cas, lost, renewed" for error messages; without the
+// notices ("lost", "renewed") when notices is false.
 std::string op_names(bool notices = true);
-// The ops declared `notice` ("lost"), for error messages.
+// The ops declared `notice` ("lost", "renewed"), for error messages.
 std::string notice_names();
 // The op's name; "nemesis" for OpFn::kNemesis, "?" for an index no op has.
 std::string_view to_string(OpFn f);

@@ -39,7 +39,8 @@ nlohmann::json op_to_json(const LinOp& op, const Partition& p) {
       j["value"] = {{"expect", value_json(p, op.arg)}, {"value", value_json(p, op.arg2)}};
       break;
     case OpKind::kNemesis:
-    case OpKind::kLost: break;  // never in a partition (notices are not ops of the lock)
+    case OpKind::kLost:
+    case OpKind::kRenewed: break;  // never in a partition (notices are not ops of the lock)
   }
   j["description"] = describe_op(op, p);
   return j;

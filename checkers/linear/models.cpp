@@ -117,7 +117,8 @@ std::string describe_op(const LinOp& op, const Partition& p) {
     case OpKind::kWrite: d += " of " + value(op.arg); break;
     case OpKind::kCas: d += " from " + value(op.arg) + " to " + value(op.arg2); break;
     case OpKind::kNemesis:
-    case OpKind::kLost: break;  // never in a partition (notices are not ops of the lock)
+    case OpKind::kLost:
+    case OpKind::kRenewed: break;  // never in a partition (notices are not ops of the lock)
   }
   d += " (invoked " + format_seconds(op.call);
   d += op.info ? ", outcome unknown" : ", ok " + format_seconds(op.ret);

@@ -18,7 +18,8 @@ std::optional<OpKind> kind_of(OpFn f) {
     case OpFn::kWrite: return OpKind::kWrite;
     case OpFn::kCas: return OpKind::kCas;
     case OpFn::kNemesis:
-    case OpFn::kLost: return std::nullopt;  // a notice is no op of the lock (docs/checkers.md)
+    case OpFn::kLost:
+    case OpFn::kRenewed: return std::nullopt;  // a notice is no op of the lock (docs/checkers.md)
   }
   return std::nullopt;
 }

@@ -59,7 +59,7 @@ class WorkerHandle {
   //               as soon as it read the adapter's event, before the thread blocked.
   struct Notice {
     std::string f, key, lease, reason;
-    std::chrono::milliseconds ms{0};  // "paused" only
+    std::chrono::milliseconds ms{0};  // "paused": the pause; "renewed": the new validity
   };
   // Streams the worker's notices to on_notice, on a thread of this handle's, in the order
   // the worker queued them, until the worker stops or the handle is destroyed (which

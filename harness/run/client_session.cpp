@@ -96,6 +96,16 @@ void WorkerSession::notice(const WorkerHandle::Notice& n) {
     e.reason = n.reason;
   });
   if (n.f == "lost") lost_notice(n);
+  if (n.f == "renewed") renewed_notice(n);
+}
+
+void WorkerSession::renewed_notice(const WorkerHandle::Notice& n) {
+  std::lock_guard lock(mu_);
+  auto held = held_.find(n.key);
+  // A renewal of a grant this process no longer holds (released, lost, retired) promises
+  // it nothing: not recorded.
+  if (held == held_.end() || held->second != n.lease) return;
+  shared_.history.record(process_, OpType::kNotice, OpFn::kRenewed, n.key, {{"valid_ms", n.ms.count()}}, node_);
 }
 
 void WorkerSession::lost_notice(const WorkerHandle::Notice& n) {

@@ -87,6 +87,7 @@ class WorkerSession : public ClientSession {
   void after_info(const OpResult& r);
   void stop(const std::string& reason);
   void lost_notice(const WorkerHandle::Notice& n);  // records it under the grant's holder
+  void renewed_notice(const WorkerHandle::Notice& n);  // records it when the grant is still held
   void publish(LockEventKind kind, const std::string& key, const std::function<void(LockEvent&)>& fill = {}) const;
 
   SessionShared& shared_;

@@ -128,11 +128,12 @@ void WorkerOps::setup(const proto::SetupRequest& req) {
   s->client = make_lock_client(*backend, config, s->node, req);
   s->client->set_notice_listener([this](const LibraryNotice& notice) {
     proto::Notice n;
-    n.set_f(notice.kind == LibraryNotice::Kind::kPaused ? "paused" : "lost");
+    static constexpr const char* kNames[] = {"lost", "paused", "renewed"};
+    n.set_f(kNames[static_cast<int>(notice.kind)]);
     n.set_key(valid_utf8(notice.key));
     n.set_lease(valid_utf8(notice.owner));
     n.set_reason(valid_utf8(notice.reason));
-    n.set_ms(notice.pause.count());
+    n.set_ms(notice.kind == LibraryNotice::Kind::kRenewed ? notice.valid.count() : notice.pause.count());
     std::lock_guard lock(notice_mu_);
     notices_.push_back(std::move(n));
     notice_cv_.notify_all();
@@ -196,8 +197,10 @@ proto::InvokeReply WorkerOps::acquire(Session& s, const DecodedOp& op, milliseco
   if (res.outcome == Outcome::kOk && res.grant) {
     if (res.grant->token) r.mutable_result()->set_token(*res.grant->token);
     r.mutable_result()->set_lease(valid_utf8(res.grant->owner));
-    if (res.grant->detail.is_object() && !res.grant->detail.empty()) {
-      r.mutable_result()->set_grant_json(res.grant->detail.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    nlohmann::json detail = res.grant->detail.is_object() ? res.grant->detail : nlohmann::json::object();
+    if (res.grant->promise) detail.update(res.grant->promise->to_json());
+    if (!detail.empty()) {
+      r.mutable_result()->set_grant_json(detail.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
     }
     s.grants[op.key] = *res.grant;
   } else if (res.outcome == Outcome::kOk) {
