@@ -34,6 +34,7 @@
 #include <optional>
 #include <vector>
 
+#include "checkers/blame.h"
 #include "checkers/safety.h"
 #include "checkers/tracking.h"
 
@@ -43,6 +44,7 @@ namespace {
 enum class HoldEnd : std::uint8_t { kRelease, kRetired, kEndOfHistory, kLost };
 
 constexpr std::size_t kNoGroup = std::numeric_limits<std::size_t>::max();
+constexpr Nanos kNever = std::numeric_limits<Nanos>::min();
 constexpr std::size_t kShownInside = 5;  // acquires inside a group kept in detail
 
 struct Hold {
@@ -59,6 +61,15 @@ struct Hold {
   std::uint64_t closed_order;  // holds starting at the same instant are judged in this order
   std::uint64_t inside = 0;    // acquires of others that began inside it (it was their partner)
   std::size_t group = kNoGroup;  // its group's place in `found_`, when kept in detail
+  // For blame (blame.h): what its grant promised, the promise in force when another
+  // process first got the lock during it (`contested_at`), and what its holder did after.
+  HeldPromise promise{};
+  std::uint32_t bound = 0;     // what an untimed promise lives by (bounds_ id; 0: unsaid)
+  Nanos promise_end = 0;       // the end the latest promise (grant or renewal) gave
+  Nanos contested_at = kNever;
+  Nanos last_act = kNever;     // the latest invoke of the holder's ops during it
+  std::uint32_t writes_accepted = 0;  // the holder's writes invoked at or after contested_at
+  std::uint32_t writes_refused = 0;
 };
 
 // The latest-ending hold seen so far, and the latest-ending one of another process, so
@@ -87,6 +98,8 @@ struct Group {
   Hold held;
   std::vector<Hold> inside;  // the first kShownInside
   std::uint64_t acquires = 0;  // all of them
+  BlameFinding blame;
+  Nanos later_grant = 0;  // the grant blame weighed: the first to another process inside
 };
 
 struct KeyHolds {
@@ -95,6 +108,7 @@ struct KeyHolds {
                              // a hold's sequence number minus `judged` is its position
   Latest before;             // every judged hold
   std::size_t kept = 0;      // groups of this key kept in detail
+  std::vector<std::uint64_t> open;  // sequence numbers of its open holds
 };
 
 class ExclusionChecker : public Checker {
@@ -109,20 +123,33 @@ class ExclusionChecker : public Checker {
         said_lost_ = true;
         ++lost_notices_;
         close(e.process, keys_.id(e.key), e.time, e.index, HoldEnd::kLost);
+      } else if (e.f == OpFn::kRenewed && e.valid_ms) {
+        for_open_holds(e.process, [&](Hold& h) {
+          if (h.key == keys_.id(e.key) && h.promise.valid_ms) h.promise_end = e.time + *e.valid_ms * 1'000'000;
+        });
       }
       return;
     }
     InFlightInvokes::Invoke inv = invokes_.observe(e);
+    if (e.is_completion() && e.f != OpFn::kAcquire) acted(e, inv.time);
     if (e.type == OpType::kInvoke && e.f == OpFn::kRelease) {
+      for_open_holds(e.process, [&](Hold& h) { h.last_act = e.time; });
       close(e.process, keys_.id(e.key), e.time, e.index, HoldEnd::kRelease);
     } else if (e.type == OpType::kInfo) {
       close(e.process, std::nullopt, inv.time, inv.index, HoldEnd::kRetired);
     } else if (e.type == OpType::kOk && e.f == OpFn::kAcquire) {
       std::uint32_t key = keys_.id(e.key);
       KeyHolds& k = key_holds(key);
-      open_[e.process].push_back({key, k.judged + k.pending.size()});
-      k.pending.push_back(Hold{key, nodes_.id(e.node), e.process, e.time, 0, e.index, 0, e.token,
-                               HoldEnd::kEndOfHistory, true, 0, 0, kNoGroup});
+      contest(k, e.process, e.time);
+      const std::uint64_t seq = k.judged + k.pending.size();
+      open_[e.process].push_back({key, seq});
+      k.open.push_back(seq);
+      Hold h{key, nodes_.id(e.node), e.process, e.time, 0, e.index, 0, e.token,
+             HoldEnd::kEndOfHistory, true, 0, 0, kNoGroup};
+      h.promise = {e.promised, e.valid_ms, inv.time, e.time, 0};
+      if (e.valid_ms) h.promise_end = inv.time + *e.valid_ms * 1'000'000;
+      if (!e.bound.empty()) h.bound = bounds_.id(e.bound) + 1;
+      k.pending.push_back(h);
       ++holds_;
       kept_peak_ = std::max(kept_peak_, ++kept_now_);
       judge(key, e.time);
@@ -139,6 +166,7 @@ class ExclusionChecker : public Checker {
       }
     }
     open_.clear();
+    for (KeyHolds& k : by_key_) k.open.clear();
     for (std::uint32_t key = 0; key < by_key_.size(); ++key) {
       judge(key, std::numeric_limits<Nanos>::max());
     }
@@ -163,6 +191,7 @@ class ExclusionChecker : public Checker {
     // Lock libraries: how often they said `lost`, and how many overlapped holds' holder was
     // told (always during the overlap: a notice before it would have ended the hold).
     if (said_lost_) r.stats.update({{"lost_notices", lost_notices_}, {"violations_told", told_}});
+    if (groups_ > 0) r.stats.update(tally_.stats());
     if (holds_ == 0) {
       r.verdict = Verdict::kSkipped;
       r.summary = "no acquire completed ok: no hold to judge";
@@ -189,6 +218,34 @@ class ExclusionChecker : public Checker {
     return k.pending[o.seq - k.judged];
   }
 
+  template <typename Fn>
+  void for_open_holds(std::int64_t process, Fn&& fn) {
+    auto it = open_.find(process);
+    if (it == open_.end()) return;
+    for (const OpenHold& o : it->second) fn(hold_at(o));
+  }
+
+  // Another process got `k` at `now`: the first time during an open hold, that hold is
+  // contested, and its promise in force now is the one blame weighs.
+  void contest(KeyHolds& k, std::int64_t process, Nanos now) {
+    for (std::uint64_t seq : k.open) {
+      Hold& h = k.pending[seq - k.judged];
+      if (h.process == process || h.contested_at != kNever) continue;
+      h.contested_at = now;
+      h.promise.end_at_later_grant = h.promise_end;
+    }
+  }
+
+  // A completed op (not an acquire) of e.process, invoked at `invoked`: what its holds did.
+  void acted(const Event& e, Nanos invoked) {
+    for_open_holds(e.process, [&](Hold& h) {
+      h.last_act = std::max(h.last_act, invoked);
+      if (e.f != OpFn::kWrite || h.contested_at == kNever || invoked < h.contested_at) return;
+      if (e.type == OpType::kOk) ++h.writes_accepted;
+      if (e.type == OpType::kFail) ++h.writes_refused;
+    });
+  }
+
   // Closes the open holds of `process` (on `key`, or on every key when nullopt).
   void close(std::int64_t process, std::optional<std::uint32_t> key, Nanos end,
              std::uint64_t end_index, HoldEnd kind) {
@@ -199,6 +256,9 @@ class ExclusionChecker : public Checker {
                                [&](const OpenHold& o) { return key && o.key != *key; });
     for (auto o = keep; o != holds.end(); ++o) {
       Hold& h = hold_at(*o);
+      auto& open = by_key_[o->key].open;
+      open.erase(std::find(open.begin(), open.end(), o->seq));
+      if (kind == HoldEnd::kRetired) h.last_act = std::max(h.last_act, end);
       h.end = end;
       h.end_index = end_index;
       h.end_kind = kind;
@@ -263,10 +323,18 @@ class ExclusionChecker : public Checker {
     if (held.inside++ == 0) {
       ++groups_;
       if (held.end_kind == HoldEnd::kLost) ++told_;
+      // Two holds that began at one instant: the earlier grant never saw the other come.
+      const Nanos later = held.contested_at != kNever ? held.contested_at : cur.start;
+      HeldPromise promise = held.promise;
+      if (held.contested_at == kNever) promise.end_at_later_grant = held.promise_end;
+      const BlameFinding found = blame(promise, later);
+      tally_.add({found.blame,
+                  held.end_kind == HoldEnd::kLost ? std::optional<Nanos>(held.end - later) : std::nullopt,
+                  held.writes_accepted, held.writes_refused});
       if (k.kept < max_violations_) {
         ++k.kept;
         held.group = found_.size();
-        found_.push_back(Group{held, {}, 0});
+        found_.push_back(Group{held, {}, 0, found, later});
       }
     }
     if (held.group == kNoGroup) return;
@@ -292,15 +360,36 @@ class ExclusionChecker : public Checker {
     for (const Hold& h : g.inside) inside.push_back(hold_json(h));
     nlohmann::json j = {{"key", keys_.name(g.held.key)},      {"held", hold_json(g.held)},
                         {"acquired", hold_json(g.inside.front())}, {"acquires_inside", g.acquires},
-                        {"inside", std::move(inside)},         {"message", sentence(g)}};
+                        {"inside", std::move(inside)},         {"message", sentence(g)},
+                        {"blame", blame_report(g).to_json()}};
     if (said_lost_) j["holder_told"] = g.held.end_kind == HoldEnd::kLost;
     return j;
   }
 
-  // "4 holds overlapped by 128 acquires"
+  BlameReport blame_report(const Group& g) const {
+    const Hold& h = g.held;
+    BlameReport r;
+    r.finding = g.blame;
+    r.held = h.promise;
+    r.later_grant = g.later_grant;
+    r.acted_after_end = g.blame.promised_end && h.last_act != kNever && h.last_act >= *g.blame.promised_end;
+    if (h.end_kind == HoldEnd::kLost) r.told_at = h.end;
+    if (h.bound != 0) r.bound = bounds_.name(h.bound - 1);
+    r.writes_accepted = h.writes_accepted;
+    r.writes_refused = h.writes_refused;
+    return r;
+  }
+
+  // "4 holds overlapped by 128 acquires (overstayed 4; told 0, silent 4)"
+  static std::string clause_of(const BlameReport& r) {
+    std::string c = r.clause();
+    return c.empty() ? c : "; " + c;
+  }
+
   std::string count_text() const {
     return std::to_string(groups_) + (groups_ == 1 ? " hold" : " holds") + " overlapped by " +
-           std::to_string(acquires_inside_) + (acquires_inside_ == 1 ? " acquire" : " acquires");
+           std::to_string(acquires_inside_) + (acquires_inside_ == 1 ? " acquire" : " acquires") +
+           (tally_.text().empty() ? "" : " (" + tally_.text() + ")");
   }
 
   std::string sentence(const Group& g) const {
@@ -321,7 +410,7 @@ class ExclusionChecker : public Checker {
                                                      " times, first " + first + " at ";
     return describe_process(a.process, nodes_.name(a.node)) + " held " + keys_.name(a.key) +
            " from " + format_seconds(a.start) + " " + until + " while " + others +
-           format_seconds(b.start) + told;
+           format_seconds(b.start) + told + clause_of(blame_report(g));
   }
 
   std::size_t max_violations_;
@@ -342,6 +431,8 @@ class ExclusionChecker : public Checker {
   bool said_lost_ = false;  // the history has lost notices: violations say who was told
   std::uint64_t lost_notices_ = 0;
   std::uint64_t told_ = 0;  // groups whose hold ended at a lost notice: its holder was told
+  Interner bounds_;          // what untimed promises live by ("session")
+  BlameTally tally_;
 };
 
 }  // namespace

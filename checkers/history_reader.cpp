@@ -51,20 +51,20 @@ void reset_keeping_capacity(Event& e) {
 
 // value.valid_ms and value.bound (ops/ops.h, OpDecodes::promise). A notice must promise a
 // time; a grant may promise none (null) or not say (absent).
-void decode_promise(const jsonl::Fields& fl, element value, Event& e) {
+void decode_promise(const jsonl::Fields& fl, element value, Event& e, bool notice) {
   simdjson::dom::object o;
   element valid;
   const bool is_object = !value.get_object().get(o);
   if (!is_object || o.at_key("valid_ms").get(valid)) {
-    if (e.type == OpType::kNotice) fl.fail("value.valid_ms", "missing (a " + e.f_name + " notice says what it promised)");
+    if (notice) fl.fail("value.valid_ms", "missing (a " + e.f_name + " notice says what it promised)");
     return;
   }
   e.promised = true;
   std::int64_t ms = 0;
   if (!valid.get_int64().get(ms)) {
     e.valid_ms = ms;
-  } else if (!valid.is_null() || e.type == OpType::kNotice) {
-    fl.fail("value.valid_ms", std::string("must be an integer") + (e.type == OpType::kNotice ? "" : " or null") +
+  } else if (!valid.is_null() || notice) {
+    fl.fail("value.valid_ms", std::string("must be an integer") + (notice ? "" : " or null") +
                                   ", found " + jsonl::type_name(valid.type()));
   }
   element bound;
@@ -91,7 +91,7 @@ void decode_client_value(const jsonl::Fields& fl, std::optional<element> value, 
   const ValueShape shape = op.shape(e.type);
   const bool is_object_shape = shape != ValueShape::kNull && shape != ValueShape::kAny;
   if (!value) {
-    if (is_object_shape || (op.decodes.promise && e.type == OpType::kNotice)) fl.fail("value", "missing");
+    if (is_object_shape || (op.decodes.promise && op.notice)) fl.fail("value", "missing");
     return;
   }
   simdjson::dom::object o;
@@ -120,7 +120,7 @@ void decode_client_value(const jsonl::Fields& fl, std::optional<element> value, 
     e.read_is_array = true;
     for (element item : items) e.read_items.push_back(canonical_json(item));
   }
-  if (op.decodes.promise && (e.type == OpType::kOk || e.type == OpType::kNotice)) decode_promise(fl, *value, e);
+  if (op.decodes.promise && (e.type == OpType::kOk || op.notice)) decode_promise(fl, *value, e, op.notice);
 }
 
 }  // namespace

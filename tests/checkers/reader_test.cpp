@@ -63,7 +63,7 @@ TEST(Reader, UnknownType) {
 }
 TEST(Reader, UnknownClientFunction) {
   expect_error({R"({"index":2,"time":5,"process":2,"type":"invoke","f":"lock","key":"l0"})"}, 3, "f",
-               "unknown client function \"lock\" (expected one of acquire, release, read, write, cas, lost)");
+               "unknown client function \"lock\" (expected one of acquire, release, read, write, cas, lost, renewed)");
 }
 TEST(Reader, MistypedToken) {
   expect_error({kInvoke2, R"({"index":3,"time":6,"process":2,"type":"ok","f":"acquire","key":"l0","value":{"token":"7"}})"},
@@ -132,7 +132,7 @@ TEST(Reader, LostNoticesAreReadAndTheirTypeIsChecked) {
   ok.op(1, "ok", "read", "k", nullptr, 4).lost(1, "l0", 5);
   EXPECT_NO_THROW(ok.check());
   expect_error({R"({"index":2,"time":6,"process":1,"type":"notice","f":"acquire","key":"l0"})"}, 3, "type",
-               "is an op, not a notice: type notice is for lost");
+               "is an op, not a notice: type notice is for lost, renewed");
   expect_error({R"({"index":2,"time":6,"process":1,"type":"invoke","f":"lost","key":"l0"})"}, 3, "type",
                "\"lost\" is a notice: its lines have type notice, not \"invoke\"");
   expect_error({R"({"index":2,"time":6,"process":1,"type":"notice","f":"lost"})"}, 3, "key", "missing");
