@@ -19,12 +19,20 @@ std::string blame_names() {
   return out;
 }
 
+bool granted_expired(Nanos asked, Nanos granted, const std::optional<std::int64_t>& valid_ms) {
+  return valid_ms && asked + *valid_ms * 1'000'000 <= granted;
+}
+
 BlameFinding blame(const HeldPromise& held, Nanos later_grant) {
+  // A void later grant is the lock's doing whatever the earlier one promised.
+  if (held.later_grant_expired) {
+    return {Blame::kGrantedExpired, held.valid_ms ? std::optional<Nanos>(held.end_at_later_grant) : std::nullopt};
+  }
   if (!held.recorded) return {Blame::kUnclassified, std::nullopt};
   if (!held.valid_ms) return {Blame::kSessionLost, std::nullopt};
   const Nanos first_end = held.asked + *held.valid_ms * 1'000'000;
   // A promise that ended no later than the grant itself promised nothing.
-  if (first_end <= held.granted) return {Blame::kGrantedExpired, first_end};
+  if (granted_expired(held.asked, held.granted, held.valid_ms)) return {Blame::kGrantedExpired, first_end};
   const Nanos end = held.end_at_later_grant;
   return {later_grant < end ? Blame::kPromiseBroken : Blame::kOverstayed, end};
 }
@@ -37,6 +45,7 @@ nlohmann::json BlameReport::to_json() const {
   if (held.valid_ms) j["valid_ms"] = *held.valid_ms;
   if (finding.promised_end) j["promised_end"] = *finding.promised_end;
   if (finding.blame == Blame::kOverstayed) j["acted_after_end"] = acted_after_end;
+  if (finding.blame == Blame::kGrantedExpired) j["void_grant"] = held.later_grant_expired ? "later" : "earlier";
   if (told_at) j["notice_latency"] = *told_at - later_grant;
   if (!bound.empty()) j["bound"] = bound;
   return j;
@@ -47,6 +56,10 @@ std::string BlameReport::clause() const {
   const Nanos end = finding.promised_end.value_or(0);
   switch (finding.blame) {
     case Blame::kGrantedExpired:
+      if (held.later_grant_expired) {
+        return name + ": the later grant, at " + format_seconds(later_grant) +
+               ", promised a time already over when it was given";
+      }
       return name + ": its grant promised " + std::to_string(held.valid_ms.value_or(0)) + " ms from " +
              format_seconds(held.asked) + ", over at " + format_seconds(end) + ", before its acquire returned at " +
              format_seconds(held.granted);

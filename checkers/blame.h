@@ -45,7 +45,13 @@ struct HeldPromise {
   // The promised end in force at the later grant: asked + valid_ms, or the end the latest
   // `renewed` notice of the hold at or before the later grant gave (its time + valid_ms).
   Nanos end_at_later_grant = 0;
+  // The later grant itself promised a time that had run out by its own ok: it was void.
+  bool later_grant_expired = false;
 };
+
+// Whether a grant invoked at `asked`, ok at `granted`, promising `valid_ms`, was over
+// before it was given (asked + valid_ms <= granted); false for no time promise.
+bool granted_expired(Nanos asked, Nanos granted, const std::optional<std::int64_t>& valid_ms);
 
 struct BlameFinding {
   Blame blame = Blame::kUnclassified;

@@ -72,7 +72,7 @@ class ExclusionChecker : public Checker {
     } else if (e.type == OpType::kOk && e.f == OpFn::kAcquire) {
       std::uint32_t key = keys_.id(e.key);
       KeyHolds& k = key_holds(key);
-      contest(k, e.process, e.time);
+      contest(k, e.process, e.time, granted_expired(inv.time, e.time, e.valid_ms));
       const std::uint64_t seq = k.judged + k.pending.size();
       open_[e.process].push_back({key, seq});
       k.open.push_back(seq);
@@ -159,12 +159,13 @@ class ExclusionChecker : public Checker {
 
   // Another process got `k` at `now`: the first time during an open hold, that hold is
   // contested, and its promise in force now is the one blame weighs.
-  void contest(KeyHolds& k, std::int64_t process, Nanos now) {
+  void contest(KeyHolds& k, std::int64_t process, Nanos now, bool void_grant) {
     for (std::uint64_t seq : k.open) {
       Hold& h = k.pending[seq - k.judged];
       if (h.process == process || h.contested_at != kNever) continue;
       h.contested_at = now;
       h.promise.end_at_later_grant = h.promise_end;
+      h.promise.later_grant_expired = void_grant;
     }
   }
 
@@ -258,7 +259,10 @@ class ExclusionChecker : public Checker {
       // Two holds that began at one instant: the earlier grant never saw the other come.
       const Nanos later = held.contested_at != kNever ? held.contested_at : cur.start;
       HeldPromise promise = held.promise;
-      if (held.contested_at == kNever) promise.end_at_later_grant = held.promise_end;
+      if (held.contested_at == kNever) {
+        promise.end_at_later_grant = held.promise_end;
+        promise.later_grant_expired = granted_expired(cur.promise.asked, cur.promise.granted, cur.promise.valid_ms);
+      }
       const BlameFinding found = blame(promise, later);
       tally_.add({found.blame,
                   held.end_kind == HoldEnd::kLost ? std::optional<Nanos>(held.end - later) : std::nullopt,

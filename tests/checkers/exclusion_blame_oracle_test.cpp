@@ -83,16 +83,33 @@ std::optional<Expected> oracle(const std::vector<Line>& lines, std::size_t ok) {
     }
   }
   std::optional<std::int64_t> later;
+  bool later_void = false;  // the later grant's own promise was over by its ok
+  auto ms_of = [](const json& valid) { return valid.get<std::int64_t>() * 1000; };
   for (std::size_t i = ok + 1; i < lines.size() && !later; ++i) {
-    if (lines[i].process != p && lines[i].type == "ok" && lines[i].f == "acquire" && lines[i].t < end) later = lines[i].t;
+    const Line& l = lines[i];
+    if (l.process == p || l.type != "ok" || l.f != "acquire" || l.t >= end) continue;
+    later = l.t;
+    std::int64_t invoked = 0;
+    for (std::size_t j = 0; j < i; ++j) {
+      if (lines[j].process == l.process && lines[j].type == "invoke") invoked = lines[j].t;
+    }
+    later_void = l.value.contains("valid_ms") && l.value["valid_ms"].is_number() &&
+                 invoked + ms_of(l.value["valid_ms"]) <= l.t;
   }
   if (!later) return std::nullopt;
   Expected x;
   if (told) x.told_latency = end - *later;
   const json& v = grant.value;
   std::optional<std::int64_t> promised_end;
-  auto ms_of = [](const json& valid) { return valid.get<std::int64_t>() * 1000; };
-  if (!v.contains("valid_ms")) {
+  if (later_void) {
+    x.cls = "granted-expired";
+    if (v.contains("valid_ms") && v["valid_ms"].is_number()) {
+      promised_end = asked + ms_of(v["valid_ms"]);
+      for (std::size_t i = ok + 1; i < lines.size() && lines[i].t <= *later; ++i) {
+        if (lines[i].process == p && lines[i].f == "renewed") promised_end = lines[i].t + ms_of(lines[i].value["valid_ms"]);
+      }
+    }
+  } else if (!v.contains("valid_ms")) {
     x.cls = "unclassified";
   } else if (v["valid_ms"].is_null()) {
     x.cls = "session-lost";

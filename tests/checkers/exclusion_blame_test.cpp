@@ -49,6 +49,25 @@ TEST(ExclusionBlame, AGrantWhoseOwnOkCameAtOrAfterItsPromisedEndIsGrantedExpired
   // granted-expired and promise-broken never compete.)
 }
 
+// etcd#11456: a waiter's grant arrives on a lease that expired while it waited, inside a
+// hold another process got properly — the void later grant is to blame, not the holder.
+TEST(ExclusionBlame, AVoidLaterGrantIsGrantedExpiredWhateverTheEarlierOnePromised) {
+  auto blame_of_later_grant_promising = [](json valid) {
+    HistoryBuilder h;
+    h.op(2, "invoke", "acquire", "l0", nullptr, 0);
+    grant(h, 1, 10, 20, 1000);
+    h.op(2, "ok", "acquire", "l0", {{"token", nullptr}, {"valid_ms", valid}}, 200);
+    h.release(1, "l0", 500, 501).release(2, "l0", 600, 601);
+    return h.result("exclusion").violations.at(0)["blame"];
+  };
+  json v = blame_of_later_grant_promising(200);  // invoked at 0: over at 200, its own ok
+  EXPECT_EQ(v["class"], "granted-expired");
+  EXPECT_EQ(v["void_grant"], "later");
+  EXPECT_EQ(blame_of_later_grant_promising(201)["class"], "promise-broken") << "1 ms left: a real grant";
+  EXPECT_EQ(blame_of_later_grant_promising(nullptr)["class"], "promise-broken");
+  EXPECT_EQ(blame_with_later_grant_at(2000, 100, 101)["void_grant"], "earlier");
+}
+
 TEST(ExclusionBlame, NoTimePromiseIsSessionLostAndAnUnsaidOneIsUnclassified) {
   json session = blame_with_later_grant_at(500, nullptr);
   EXPECT_EQ(session["class"], "session-lost");
@@ -80,7 +99,7 @@ TEST(ExclusionBlame, ARenewalBeforeTheLaterGrantMovesThePromisedEndOneAfterItDoe
     grant(h, 1, 0, 10, 100);
     h.op(2, "invoke", "acquire", "l0", nullptr, 20);
     h.op(1, "notice", "renewed", "l0", {{"valid_ms", 100}}, renewed_at);
-    h.op(2, "ok", "acquire", "l0", {{"token", nullptr}, {"valid_ms", 100}}, 150);
+    h.op(2, "ok", "acquire", "l0", {{"token", nullptr}, {"valid_ms", 1000}}, 150);
     h.release(1, "l0", 400, 401).release(2, "l0", 500, 501);
     return h.result("exclusion").violations.at(0)["blame"];
   };
@@ -90,7 +109,7 @@ TEST(ExclusionBlame, ARenewalBeforeTheLaterGrantMovesThePromisedEndOneAfterItDoe
   EXPECT_EQ(class_with_renewal_at(140)["class"], "promise-broken");
   HistoryBuilder late;  // renewed after the later grant: too late
   grant(late, 1, 0, 10, 100);
-  grant(late, 2, 20, 150, 100);
+  grant(late, 2, 20, 150, 1000);
   late.op(1, "notice", "renewed", "l0", {{"valid_ms", 100}}, 151);
   late.release(1, "l0", 400, 401).release(2, "l0", 500, 501);
   EXPECT_EQ(late.result("exclusion").violations.at(0)["blame"]["class"], "overstayed");
