@@ -31,7 +31,7 @@ std::vector<Scenario> make_library_scenarios() {
        "the same promise; 5.0.0-beta.2 computes the start once before its retries and never checks the "
        "expiration (node-redlock #296, #299, PR #369): a lock may be granted already expired",
        join_args(join_args(kRedlock, kPauseAcquirer), {"--client", "node-redlock-5"}),
-       {{"exclusion", I}}},
+       {{"exclusion", I}}, {kGrantedExpired}},
       {"L1-send", "node-redlock 4.2.0, a pause between sending the SETs and reading the replies",
        "the validity check: after the replies, 4.2.0 finds the lease spent and does not grant it",
        join_args(join_args(kRedlock, kPauseAfterSend), {"--client", "node-redlock"}),
@@ -39,7 +39,7 @@ std::vector<Scenario> make_library_scenarios() {
       {"L2-send", "node-redlock 5.0.0-beta.2, the same pause",
        "no validity check: 5.0.0-beta.2 grants the lease the pause spent while another client holds it",
        join_args(join_args(kRedlock, kPauseAfterSend), {"--client", "node-redlock-5"}),
-       {{"exclusion", I}}},
+       {{"exclusion", I}}, {kGrantedExpired}},
       {"L3", "node-redlock 4.2.0, the clients' wall clocks jump",
        "node-redlock computes validity from the client's Date.now(); a jump can only shorten or lengthen "
        "what it believes, and the masters expire keys on their own clocks",
@@ -53,7 +53,7 @@ std::vector<Scenario> make_library_scenarios() {
        // onLockLost comes at the first refresh after the resume, within milliseconds; the
        // client skips its write once told, but a write queued behind the pause can win that
        // race (1 run in 10 of `suite libraries --repeat 10`): the resource may go either way.
-       {{"exclusion", I}, {"resource", Expect::kAny}}},
+       {{"exclusion", I}, {"resource", Expect::kAny}}, {kOverstayed}},
       {"L4-control", "redis-semaphore 5.8.0 Mutex, no faults", "the Mutex excludes while its refreshes arrive",
        {"--backend", "redis", "--client", "redis-semaphore", "--nemesis", "none", "--time-limit", "15"},
        {{"exclusion", V}, {"resource", V}}},
@@ -64,11 +64,11 @@ std::vector<Scenario> make_library_scenarios() {
        {"--backend", "zookeeper", "--backend-opt", "session_timeout_ms=3000", "--client", "curator",
         "--nemesis", "partition-holder", "--pause-ms", "6000", "--hold-ms", "6000", "--nemesis-interval", "2000",
         "--resource", "fenced", "--time-limit", "25"},
-       {{"exclusion", I}, {"tokens", V}, {"resource", V}}},
+       {{"exclusion", I}, {"tokens", V}, {"resource", V}}, {kSessionLost}},
       {"L6", "redis-py 4.3.4 Lock, holder paused past its timeout",
        "redis-py: a Lock has a timeout after which Redis releases it; nothing tells the holder",
        join_args({"--backend", "redis", "--client", "redis-py", "--resource", "unfenced"}, kLibraryPauseHolder),
-       {{"exclusion", I}}},
+       {{"exclusion", I}}, {kOverstayed}},
       {"L6-release", "redis-py 4.3.4 Lock, the server paused under releases",
        "a release that fails on the network drops the token first (redis-py PR #4258): the key stays "
        "until its timeout, which costs waiting, never exclusion",

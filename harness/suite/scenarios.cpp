@@ -1,5 +1,6 @@
 #include "harness/suite/scenarios.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "harness/run/run_command.h"
@@ -47,11 +48,11 @@ std::vector<Scenario> make_scenarios() {
        "A client paused longer than its lease still believes it holds the lock; its late write "
        "overwrites the next holder's: updates are lost.",
        join_args({"--backend", "redis", "--resource", "unfenced"}, kPauseHolder),
-       {{"exclusion", I}, {"tokens", V}, {"resource", I}}},
+       {{"exclusion", I}, {"tokens", V}, {"resource", I}}, {kOverstayed}},
       {"K2", "Redis lease with a fencing token, holder paused, fenced resource",
        "Exclusion still fails, but the resource refuses the paused holder's stale token: no data is lost.",
        join_args({"--backend", "redis", "--resource", "fenced"}, kPauseHolder),
-       {{"exclusion", I}, {"tokens", V}, {"resource", V}}},
+       {{"exclusion", I}, {"tokens", V}, {"resource", V}}, {kOverstayed}},
       // A bump moves each target's clock forward or back at random. With two of the three as
       // targets only 1 bump in 4 moved a majority forward, and a run of ~7 bumps missed in 1 of
       // 20 (suite --repeat 20, 2026-12-02); all three as targets, every second bump does, and
@@ -61,7 +62,7 @@ std::vector<Scenario> make_scenarios() {
        "still holds it, and another client gets a quorum.",
        join_args(kRedlock3, {"--nemesis", "clock-bump", "--nemesis-targets", "all", "--clock-min-ms", "2500",
                         "--clock-max-ms", "5000", "--nemesis-interval", "500"}),
-       {{"exclusion", I}}},
+       {{"exclusion", I}}, {kPromiseBroken}},
       // Kleppmann's own timeline, step by step (plans/k3-exact.json, three times over): c1
       // takes n1-n3 while n4, n5 are cut from it; n3's clock jumps past the lease; c2, cut
       // from n1, n2, takes n3-n5. c1's hold (up to 1 s) outlasts c2's acquire (~50 ms).
@@ -70,7 +71,7 @@ std::vector<Scenario> make_scenarios() {
       {"K3-exact", "Redlock (5 masters), Kleppmann's timeline: one master's clock jumps between two partial quorums",
        "A single clock jump on the one master two quorums share is enough: client 1 holds n1-n3, n3 "
        "expires the key early, client 2 gets n3-n5 while client 1 still believes it holds.",
-       kRedlockTimeline("k3-exact"), {{"exclusion", I}}},
+       kRedlockTimeline("k3-exact"), {{"exclusion", I}}, {kPromiseBroken}},
       {"K3-exact-control", "Redlock (5 masters), the same timeline without the clock jump",
        "The same partitions alone: client 2 cannot reach a quorum while client 1 holds n1-n3.",
        kRedlockTimeline("k3-exact-control"), {{"exclusion", V}, {"resource", V}}},
@@ -82,7 +83,7 @@ std::vector<Scenario> make_scenarios() {
        "A client that does not check the lease's validity after the replies (node-redlock 5 beta) "
        "takes an already expired lock.",
        join_args(kRepliesInFlight, {"--backend-opt", "validity_check=off"}),
-       {{"exclusion", I}}},
+       {{"exclusion", I}}, {kGrantedExpired}},
       {"K4-defended", "Redlock, the same pause, with antirez's validity check",
        "antirez: after acquiring, check the time again; an expired lease is not a grant.",
        join_args(kRepliesInFlight, {"--backend-opt", "validity_check=on"}),
@@ -90,7 +91,7 @@ std::vector<Scenario> make_scenarios() {
       {"K5", "Redlock (3 masters), a majority killed and restarted at once without persistence",
        "A master that restarts without the key lets a second client reach a quorum.",
        join_args(kKillMajority, {"--backend-opt", "persistence=none", "--restart-ms", "0"}),
-       {{"exclusion", I}}},
+       {{"exclusion", I}}, {kPromiseBroken}},
       {"K5-delayed", "Redlock, the same crashes, restarted only after more than a lease",
        "antirez's delayed restart: a master that stays down longer than the TTL cannot hand out a "
        "lock that is still held.",
@@ -105,13 +106,13 @@ std::vector<Scenario> make_scenarios() {
        "token still increases, so the fenced resource refuses the stale writes.",
        {"--backend", "zookeeper", "--backend-opt", "session_timeout_ms=3000", "--nemesis", "pause-holder",
         "--pause-ms", "5000", "--nemesis-interval", "2000", "--resource", "fenced", "--time-limit", "20"},
-       {{"exclusion", I}, {"tokens", V}, {"resource", V}}},
+       {{"exclusion", I}, {"tokens", V}, {"resource", V}}, {kSessionLost}},
       {"K7", "PostgreSQL advisory lock, idle_session_timeout, holder paused",
        "The server ends the paused holder's idle session and frees its advisory lock; the holder "
        "learns of it only at its next statement.",
        {"--backend", "postgres", "--backend-opt", "lock=advisory", "--backend-opt", "idle_session_timeout_ms=1000",
         "--nemesis", "pause-holder", "--pause-ms", "3000", "--nemesis-interval", "1000", "--time-limit", "15"},
-       {{"exclusion", I}}},
+       {{"exclusion", I}}, {kSessionLost}},
       {"K7-lease", "PostgreSQL lease table with a token, the server's clock jumps, fenced resource",
        "Leases follow the server clock and expire early, but the token is allocated in the same "
        "UPDATE and only goes up: the fenced resource stays safe.",
@@ -124,7 +125,7 @@ std::vector<Scenario> make_scenarios() {
        "lease expires and the lock goes to the next client; its key's create revision only grows, so "
        "the fenced resource refuses the stale holder.",
        join_args(kEtcdPauses, {"--nemesis", "pause-holder", "--hold-ms", "1000"}),
-       {{"exclusion", I}, {"tokens", V}, {"resource", V}}},
+       {{"exclusion", I}, {"tokens", V}, {"resource", V}}, {kOverstayed}},
       {"K8-11456", "etcd Lock RPC, a client frozen while its Lock waits, past its lease",
        "etcd#11456, unfixed in 3.4: the server answers a waiting Lock once the holder goes, without "
        "checking that the waiter's lease (and key) still exist; the client hears \"locked\" on an "
@@ -136,13 +137,13 @@ std::vector<Scenario> make_scenarios() {
        // (two or three pauses) a CI run under load got none. 40 s hold about six pauses: a run
        // with no violation is then about 0.32^6 = 0.1%.
        join_args(etcd_pauses("40"), {"--nemesis", "pause-acquirer", "--hold-ms", "3000"}),
-       {{"exclusion", I}, {"tokens", V}}},
+       {{"exclusion", I}, {"tokens", V}}, {kGrantedExpired}},
       {"K8-mutex", "etcd concurrency Mutex recipe, the same pauses (holder and waiter)",
        "The recipe in etcd 3.4 has the same gap as the RPC (no look at its own key after the wait): "
        "exclusion fails the same ways, and the revision still fences.",
        join_args(kEtcdPauses, {"--backend-opt", "lock=mutex", "--nemesis", "pause-holder,pause-acquirer",
                                "--hold-ms", "1000"}),
-       {{"exclusion", I}, {"tokens", V}, {"resource", V}}},
+       {{"exclusion", I}, {"tokens", V}, {"resource", V}}, {kOverstayed, kGrantedExpired}},
       {"K8-control", "etcd Lock RPC, a member crashed and the leader cut off, no pauses",
        "Raft keeps the lock keys through a crash and a leader change, leases are renewed across "
        "elections, and a client fails over to a live member: nothing overlaps, and the history is "
@@ -210,6 +211,41 @@ std::string scenario_ids(const std::vector<Scenario>& table) {
   return out;
 }
 
+std::map<std::string, std::uint64_t> blame_counts(const nlohmann::json& results) {
+  std::map<std::string, std::uint64_t> out;
+  const nlohmann::json checkers =
+      results.is_object() ? results.value("checkers", nlohmann::json::object()) : nlohmann::json::object();
+  const nlohmann::json e = checkers.is_object() ? checkers.value("exclusion", nlohmann::json()) : nlohmann::json();
+  const nlohmann::json b = e.is_object() ? e.value("blame", nlohmann::json()) : nlohmann::json();
+  if (!b.is_object()) return out;
+  for (const auto& [name, n] : b.items()) {
+    if (n.is_number_unsigned() && n.get<std::uint64_t>() > 0) out[name] = n.get<std::uint64_t>();
+  }
+  return out;
+}
+
+std::string blame_names_of(const std::vector<Blame>& blames) {
+  std::string out;
+  for (Blame b : blames) out += (out.empty() ? "" : " or ") + std::string(to_string(b));
+  return out;
+}
+
+namespace {
+// "exclusion blame: predicted overstayed, got promise-broken 1 (overstayed 3)"; empty when
+// every violation is of a predicted class (or nothing is predicted).
+std::string blame_off_prediction(const Scenario& s, const nlohmann::json& checkers) {
+  if (s.blame.empty()) return "";
+  std::string off, on;
+  for (const auto& [name, n] : blame_counts({{"checkers", checkers}})) {
+    const auto b = parse_blame(name);
+    const bool predicted = b && std::find(s.blame.begin(), s.blame.end(), *b) != s.blame.end();
+    (predicted ? on : off) += (((predicted ? on : off).empty()) ? "" : ", ") + name + " " + std::to_string(n);
+  }
+  if (off.empty()) return "";
+  return "exclusion blame: predicted " + blame_names_of(s.blame) + ", got " + off + (on.empty() ? "" : " (" + on + ")");
+}
+}  // namespace
+
 ScenarioVerdict judge_scenario(const Scenario& s, const nlohmann::json& results) {
   ScenarioVerdict v;
   const nlohmann::json checkers =
@@ -230,6 +266,10 @@ ScenarioVerdict judge_scenario(const Scenario& s, const nlohmann::json& results)
       v.mismatches.push_back(name + ": expected " + std::string(to_string(e)) + ", got " + observed);
       v.broken.push_back(name);
     }
+  }
+  if (std::string off = blame_off_prediction(s, checkers); !off.empty()) {
+    v.mismatches.push_back(off);
+    v.broken.push_back("exclusion");
   }
   const bool unknown = results.is_object() && results.value("valid", nlohmann::json()) == "unknown";
   if (unknown && s.safe()) {

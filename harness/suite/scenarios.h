@@ -15,6 +15,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "checkers/blame.h"
+
 namespace fencecheck {
 
 enum class Expect { kValid, kInvalid, kAny };
@@ -26,6 +28,10 @@ struct Scenario {
   std::string claim;  // what the article (or antirez) says happens, and why
   std::vector<std::string> args;  // `fencecheck run` options, without --seed/--store/--name
   std::map<std::string, Expect> expect;  // checker -> verdict; a checker not named: any
+  // The blame the argument predicts for its exclusion violations (docs/checkers.md): every
+  // violation's class must be one of these; empty: no prediction (a safe row, or a mix no
+  // one can say in advance).
+  std::vector<Blame> blame = {};
   // True when no checker is expected invalid: a run of it that finds a violation is a
   // false alarm, and detection is meaningless.
   bool safe() const;
@@ -36,6 +42,10 @@ namespace scenario_table {
 using Args = std::vector<std::string>;
 inline constexpr Expect V = Expect::kValid;
 inline constexpr Expect I = Expect::kInvalid;
+inline constexpr Blame kGrantedExpired = Blame::kGrantedExpired;
+inline constexpr Blame kPromiseBroken = Blame::kPromiseBroken;
+inline constexpr Blame kOverstayed = Blame::kOverstayed;
+inline constexpr Blame kSessionLost = Blame::kSessionLost;
 }  // namespace scenario_table
 
 // a then b: how a scenario table composes its argument lists.
@@ -68,6 +78,14 @@ struct ScenarioVerdict {
   std::vector<std::string> broken;
 };
 // results: a results.json document. A checker's "skipped" counts as valid (docs/checkers.md).
+// A scenario that predicts a blame is off its prediction when any exclusion violation is
+// of another class (a mismatch naming the classes seen).
 ScenarioVerdict judge_scenario(const Scenario& s, const nlohmann::json& results);
+
+// The exclusion checker's violations per blame class in a results.json ({"overstayed": 3});
+// empty without violations or without blame (a history from before issue 29).
+std::map<std::string, std::uint64_t> blame_counts(const nlohmann::json& results);
+// "overstayed or granted-expired"
+std::string blame_names_of(const std::vector<Blame>& blames);
 
 }  // namespace fencecheck

@@ -96,31 +96,51 @@ struct Cells {
 };
 const std::vector<std::string> kColumns = {"scenario", "what", "backend", "faults", "expected", "observed",
                                            "detected", "false alarms", "median time to first violation",
-                                           "said lost"};
+                                           "blame", "told"};
 
-// "12/40 violations told; 31 lost notices": how often a lock library said `lost` (the
-// exclusion checker's counts); "—" when no run had a notice.
-std::string said_lost_text(const SuiteRow& row) {
-  std::uint64_t notices = 0, told = 0, violations = 0;
-  bool any = false;
+// "overstayed 12, promise-broken 1 (predicted overstayed)": the exclusion violations of
+// every run by class (docs/checkers.md, Blame); "—" when no run had one.
+std::string blame_text(const SuiteRow& row) {
+  std::map<std::string, std::uint64_t> sum;
+  for (const auto& r : row.runs) {
+    for (const auto& [name, n] : blame_counts(r.results)) sum[name] += n;
+  }
+  std::string out;
+  for (const auto& [name, n] : sum) out += (out.empty() ? "" : ", ") + name + " " + std::to_string(n);
+  if (out.empty()) out = "—";
+  const bool predicted = row.c.scenario != nullptr && !row.c.scenario->blame.empty();
+  return predicted ? out + " (predicted " + blame_names_of(row.c.scenario->blame) + ")" : out;
+}
+
+// "told 3/12, median 0.41 s late; 31 lost notices": whether the holders of the overlapped
+// holds were told (a lost notice during the overlap) and how late, over every run; the
+// median is that of the runs' medians. "—" when no run had a violation.
+std::string told_text(const SuiteRow& row) {
+  std::uint64_t told = 0, silent = 0, notices = 0;
+  std::vector<double> medians;
   for (const auto& r : row.runs) {
     if (!r.results.is_object()) continue;
     const nlohmann::json e = r.results.value("checkers", nlohmann::json::object()).value("exclusion", nlohmann::json());
-    if (!e.is_object() || !e.contains("lost_notices")) continue;
-    any = true;
+    const nlohmann::json n = e.is_object() ? e.value("notice", nlohmann::json()) : nlohmann::json();
+    if (!n.is_object()) continue;
+    told += n.value("told", std::uint64_t{0});
+    silent += n.value("silent", std::uint64_t{0});
     notices += e.value("lost_notices", std::uint64_t{0});
-    told += e.value("violations_told", std::uint64_t{0});
-    violations += e.value("count", std::uint64_t{0});
+    if (n.contains("median_latency_ns")) medians.push_back(n.value("median_latency_ns", 0.0) / 1e9);
   }
-  if (!any) return "—";
-  return std::to_string(told) + "/" + std::to_string(violations) + " violations told; " + std::to_string(notices) +
-         " lost notices";
+  if (told + silent == 0) return "—";
+  std::string out = "told " + fraction(told, told + silent);
+  if (!medians.empty()) {
+    std::sort(medians.begin(), medians.end());
+    out += ", median " + seconds_text(medians[(medians.size() - 1) / 2]) + " late";
+  }
+  return out + "; " + std::to_string(notices) + " lost notices";
 }
 
 Cells cells_of(const SuiteRow& row) {
   return {{row.c.id, row.c.title, row.c.backend, row.c.faults, expected_text(row.c), observed_text(row),
            detection_text(row), false_alarm_text(row), seconds_text(row.median_first_violation_s()),
-           said_lost_text(row)}};
+           blame_text(row), told_text(row)}};
 }
 
 std::string title_of(const std::string& kind) {
@@ -231,6 +251,8 @@ nlohmann::json suite_json(const SuiteResult& suite, const std::string& kind) {
                     {"false_alarms", row.false_alarms()},
                     {"as_expected", row.as_expected()},
                     {"median_first_violation_s", median ? nlohmann::json(*median) : nlohmann::json()},
+                    {"blame", blame_text(row)},
+                    {"told", told_text(row)},
                     {"runs", runs}});
   }
   return {{"kind", kind},

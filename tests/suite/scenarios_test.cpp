@@ -190,5 +190,64 @@ TEST(SuiteReport, TheTableCountsDetectionsAndFalseAlarmsAndTheMedianFirstViolati
   EXPECT_EQ(j["exit_code"], 1);
 }
 
+// results.json of a run whose exclusion found violations of these classes, with notices.
+json blamed(std::map<std::string, int> classes, int told = 0, std::int64_t median_ns = 0) {
+  json e = verdict(false);
+  e["blame"] = json::object();
+  int count = 0;
+  for (const auto& [name, n] : classes) {
+    e["blame"][name] = n;
+    count += n;
+  }
+  e["count"] = count;
+  e["notice"] = {{"told", told}, {"silent", count - told}};
+  if (told > 0) e["notice"]["median_latency_ns"] = median_ns;
+  e["lost_notices"] = told;
+  return results({{"exclusion", e}, {"tokens", verdict(true)}, {"resource", verdict(false)}});
+}
+
+TEST(Scenarios, EveryUnsafeKleppmannAndLibraryRowPredictsABlameAndNoSafeRowDoes) {
+  for (const auto* table : {&kleppmann_scenarios(), &library_scenarios()}) {
+    for (const Scenario& s : *table) {
+      const auto e = s.expect.find("exclusion");
+      const bool overlaps = e != s.expect.end() && e->second == Expect::kInvalid;
+      EXPECT_EQ(!s.blame.empty(), overlaps) << s.id << ": a blame is predicted exactly when exclusion is expected invalid";
+    }
+  }
+  EXPECT_EQ(find_scenario("K4")->blame, std::vector<Blame>{Blame::kGrantedExpired});
+  EXPECT_EQ(find_scenario("L5")->blame, std::vector<Blame>{Blame::kSessionLost});
+}
+
+TEST(Scenarios, AViolationOfAnotherClassThanPredictedBreaksThePrediction) {
+  const Scenario& k1 = *find_scenario("K1");  // overstayed
+  EXPECT_TRUE(judge_scenario(k1, blamed({{"overstayed", 3}})).as_expected);
+  auto off = judge_scenario(k1, blamed({{"overstayed", 3}, {"promise-broken", 1}}));
+  EXPECT_FALSE(off.as_expected);
+  EXPECT_TRUE(off.detected) << "the violations were found: only their blame is off";
+  ASSERT_EQ(off.mismatches.size(), 1u);
+  EXPECT_EQ(off.mismatches[0], "exclusion blame: predicted overstayed, got promise-broken 1 (overstayed 3)");
+  EXPECT_EQ(off.broken, std::vector<std::string>{"exclusion"});
+  auto unsaid = judge_scenario(k1, blamed({{"unclassified", 2}}));
+  ASSERT_EQ(unsaid.mismatches.size(), 1u) << "a client that stopped saying its promise is caught";
+  EXPECT_EQ(unsaid.mismatches[0], "exclusion blame: predicted overstayed, got unclassified 2");
+  const Scenario& mixed = *find_scenario("K8-mutex");  // overstayed or granted-expired
+  EXPECT_TRUE(judge_scenario(mixed, blamed({{"overstayed", 1}, {"granted-expired", 2}})).as_expected);
+}
+
+TEST(SuiteReport, TheBlameAndToldColumnsSumTheRuns) {
+  const Scenario& k1 = *find_scenario("K1");
+  SuiteCase c{"K1", "title", "claim", {}, &k1, "redis", "pause-holder"};
+  SuiteRow row{c, {judged_run(k1, blamed({{"overstayed", 2}}, 1, 400'000'000)),
+                   judged_run(k1, blamed({{"overstayed", 1}, {"promise-broken", 1}}, 2, 200'000'000))}};
+  std::string md = suite_markdown(SuiteResult{{row}, false}, "kleppmann", "/tmp");
+  EXPECT_NE(md.find("| overstayed 3, promise-broken 1 (predicted overstayed) |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| told 3/4, median 0.20 s late; 3 lost notices |"), std::string::npos) << md;
+  json j = suite_json(SuiteResult{{row}, false}, "kleppmann");
+  EXPECT_EQ(j["rows"][0]["blame"], "overstayed 3, promise-broken 1 (predicted overstayed)");
+  SuiteRow quiet{c, {judged_run(k1, results({{"exclusion", verdict(true)}}, true))}};
+  std::string none = suite_markdown(SuiteResult{{quiet}, false}, "kleppmann", "/tmp");
+  EXPECT_NE(none.find("| — (predicted overstayed) | — |"), std::string::npos) << none;
+}
+
 }  // namespace
 }  // namespace fencecheck::testing
