@@ -65,6 +65,21 @@ void sort_unique(std::vector<T>& v) {
   v.erase(std::unique(v.begin(), v.end()), v.end());
 }
 
+// An exclusion violation's blame for the timeline (timeline.js): its class, whether its
+// holder was told, the later grant, the promise's end and the overlapped hold's acquire.
+json blame_data(const json& v) {
+  const json& b = v["blame"];
+  json out = {{"cls", b.value("class", "")}, {"told", b.value("told", "")}};
+  if (b.contains("later_grant") && b["later_grant"].is_number_integer()) out["lg"] = us(b["later_grant"].get<Nanos>());
+  if (b.contains("promised_end") && b["promised_end"].is_number_integer()) {
+    out["pe"] = us(b["promised_end"].get<Nanos>());
+  }
+  if (v.contains("held") && v["held"].is_object() && v["held"].contains("acquire_index")) {
+    out["ha"] = v["held"]["acquire_index"];
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string violation_message(const json& v) {
@@ -194,6 +209,7 @@ json report_data(const Timeline& t, const std::vector<ViolationRef>& violations)
               {"p", f.processes}, {"i", f.indices},   {"ci", f.context},    {"s", f.seqs},
               {"msg", violation_message(raw)}};
     if (raw.is_object() && raw.contains("prefix_length")) o["lin"] = raw;
+    if (raw.is_object() && raw.contains("blame") && raw["blame"].is_object()) o["b"] = blame_data(raw);
     viol.push_back(std::move(o));
   }
   return {{"version", 1},

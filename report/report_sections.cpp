@@ -190,12 +190,25 @@ std::string verdicts_html(const RunInfo& info) {
          rows + "</tbody></table></section>";
 }
 
+namespace {
+// "<span class="blame">overstayed · told never</span> " for an exclusion violation.
+std::string blame_badge(const json& v) {
+  if (!v.is_object() || !v.contains("blame") || !v["blame"].is_object()) return "";
+  const json& b = v["blame"];
+  const std::string cls = b.value("class", "");
+  if (cls.empty() || cls == "unclassified") return "";
+  return "<span class=\"blame\" data-blame=\"" + esc(cls) + "\">" + esc(cls) + " · told " + esc(b.value("told", "")) +
+         "</span> ";
+}
+}  // namespace
+
 std::string violations_html(const RunInfo& info, const std::vector<ViolationRef>& violations) {
   std::string items;
   for (std::size_t k = 0; k < violations.size(); ++k) {
     const ViolationRef& v = violations[k];
     items += "<li data-v=\"" + std::to_string(k) + "\" id=\"v-" + std::to_string(k) + "\"><a href=\"#timeline\">" +
-             "<span class=\"checker\">" + esc(v.checker) + "</span> " + esc(violation_message(*v.violation)) +
+             "<span class=\"checker\">" + esc(v.checker) + "</span> " + blame_badge(*v.violation) +
+             esc(violation_message(*v.violation)) +
              "</a>" + inside_html(*v.violation) + "</li>";
   }
   std::string more;

@@ -17,7 +17,9 @@
 //   res:    [seq, time, key, op (0 read, 1 write, 2 cas), token|null, accepted, client,
 //            reason, value]
 //   viol:   [{c: checker, n, msg, from, to, p: processes, i: indices, ci: context
-//            indices, s: resource seqs, lin: the linearizability violation, if one}]
+//            indices, s: resource seqs, lin: the linearizability violation, if one,
+//            b: exclusion's blame {cls, told, lg: later grant, pe: promised end|absent,
+//            ha: the overlapped hold's acquire index}, if one}]
 'use strict';
 
 const FC_OUT = ['pending', 'ok', 'fail', 'info'];
@@ -122,7 +124,8 @@ class FcTimeline {
 
   focus(v) {
     const pad = Math.max((v.to - v.from) * 0.25, 50000);
-    this.hi = { p: new Set(v.p), i: new Set(v.i), ci: new Set(v.ci), s: new Set(v.s) };
+    this.hi = { p: new Set(v.p), i: new Set(v.i), ci: new Set(v.ci), s: new Set(v.s), b: v.b || null };
+    delete this.c.dataset.promisedEnd;
     this.setView(v.from - pad, v.to + pad);
   }
 
@@ -193,6 +196,17 @@ class FcTimeline {
     return n;
   }
 
+  // The overlapped hold's promised end (exclusion's blame): a dashed line on its lane,
+  // labelled with the violation's class. data-promised-end says where it was drawn.
+  drawPromiseEnd(g, b, y) {
+    const x = this.x(b.pe);
+    this.c.dataset.promisedEnd = String(b.pe);
+    if (x < this.LABEL || x > this.cssW) return;
+    g.strokeStyle = '#111827'; g.setLineDash([3, 2]);
+    g.beginPath(); g.moveTo(x, y); g.lineTo(x, y + this.LANE); g.stroke(); g.setLineDash([]);
+    g.fillStyle = '#111827'; g.fillText('promised end · ' + b.cls, x + 3, y + 6);
+  }
+
   drawLane(g, l, y) {
     const D = this.D, v0 = this.view[0] - l.maxDur, v1 = this.view[1], hi = this.hi;
     let n = 0;
@@ -206,6 +220,7 @@ class FcTimeline {
       g.fillStyle = lit ? '#f9a8d4' : '#bfdbfe';
       g.fillRect(x0, y + 3, Math.max(1, x1 - x0), this.LANE - 8);
       if (lit) { g.strokeStyle = FC_HI; g.lineWidth = 2; g.strokeRect(x0, y + 3, Math.max(1, x1 - x0), this.LANE - 8); g.lineWidth = 1; }
+      if (lit && hi.b && hi.b.pe !== undefined && h[6] === hi.b.ha) this.drawPromiseEnd(g, hi.b, y);
       n++;
     }
     g.fillStyle = '#b91c1c';  // notices: a red triangle above the lane at the instant

@@ -170,5 +170,40 @@ TEST(ReportInBrowserNotices, ALostNoticeIsDrawnAndTheViolationSaysTheLibrarySpok
   EXPECT_NE(b.dom.find("the library said lost at 0.040 s"), std::string::npos);
 }
 
+// Blame on the report: K4's shape (Redlock's acquire stalled past its validity: a grant
+// already over when given, inside another's hold), each violation's class and "told" in
+// the list, and the overlapped hold's promised end drawn on its lane once focused.
+TEST(ReportInBrowserBlame, EachViolationShowsItsClassAndTheTimelineItsPromisedEnd) {
+  FC_REQUIRE_TOOL("chromium", "chromium");
+  HistoryBuilder h;
+  h.op(2, "invoke", "acquire", "l0", nullptr, 0);
+  h.op(1, "invoke", "acquire", "l0", nullptr, 100);
+  h.op(1, "ok", "acquire", "l0", {{"token", nullptr}, {"valid_ms", 900}}, 110);
+  h.op(2, "ok", "acquire", "l0", {{"token", nullptr}, {"valid_ms", 980}}, 1200);  // stalled 1.2 leases
+  h.release(1, "l0", 1300, 1301).release(2, "l0", 1500, 1501);
+  h.op(3, "invoke", "acquire", "l0", nullptr, 1600);
+  h.op(3, "ok", "acquire", "l0", {{"token", nullptr}, {"valid_ms", 500}}, 1610);
+  h.op(4, "invoke", "acquire", "l0", nullptr, 2200);
+  h.op(4, "ok", "acquire", "l0", {{"token", nullptr}, {"valid_ms", 500}}, 2210);  // 3 paused past its lease
+  h.release(3, "l0", 2400, 2401).release(4, "l0", 2500, 2501);
+  const fs::path dir = make_run(h);
+  ReportWritten w = write_run_report(dir);
+  std::string probe = slurp(w.file);
+  probe.insert(probe.rfind("</body>"), R"(<script>
+    const tl = window.fcTimeline, viol = tl.D.viol.filter(v => v.b);
+    document.body.dataset.classes = viol.map(v => v.b.cls).join(',');
+    tl.focus(viol[1]);
+    document.body.dataset.promisedEnd = tl.c.dataset.promisedEnd || 'not drawn';
+  </script>)");
+  spit(dir / "probe.html", probe);
+  BrowserResult b = load_in_chromium(dir / "probe.html");
+  expect_rendered(b);
+  EXPECT_EQ(dom_attr(b.dom, "data-classes"), "granted-expired,overstayed") << b.log;
+  EXPECT_EQ(dom_attr(b.dom, "data-promised-end"), "2100000") << "process 3's invoke (1.6 s) + 500 ms, in µs";
+  EXPECT_NE(b.dom.find("data-blame=\"granted-expired\">granted-expired · told never"), std::string::npos);
+  EXPECT_NE(b.dom.find("data-blame=\"overstayed\">overstayed · told never"), std::string::npos);
+  EXPECT_NE(b.dom.find("overstayed: its promise ended at 2.100 s, 0.110 s before the later grant"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace fencecheck::testing
