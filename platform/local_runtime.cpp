@@ -41,7 +41,6 @@ class LocalRuntime final : public NodeTableRuntime {
     fn();
   }
 
-  bool supports_partitions() const override { return false; }
   NetFailures cut(const Grudge&, const Deadline&) override {
     throw HarnessError("network faults need the netns runtime (run as root)");
   }

@@ -45,7 +45,6 @@
 #include <string_view>
 #include <vector>
 
-#include "options/option_spec.h"
 #include "platform/deadline.h"
 #include "platform/errors.h"
 #include "platform/process.h"
@@ -181,8 +180,8 @@ class Runtime {
   // Stops every process, most recently started first.
   virtual void stop_all(std::chrono::milliseconds grace = std::chrono::milliseconds(2000)) = 0;
 
-  // --- network ---
-  virtual bool supports_partitions() const = 0;
+  // --- network --- (whether a kind cuts links at all: runtime_offers(r, kCutsNetwork),
+  // from its registry entry, platform/runtime_registry.h)
   // Replaces the cuts in force by `grudge`, every node's rules at once, by the deadline.
   // Returns the nodes whose rules could not be set (their host did not answer in time),
   // each with why; their old rules may still be in force, and the next cut or heal

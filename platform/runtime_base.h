@@ -76,7 +76,6 @@ class NamespacedRuntime : public NodeTableRuntime {
 
   // fn on a short-lived thread inside the node's network namespace.
   void run_in(std::string_view node, const std::function<void()>& fn) const override;
-  bool supports_partitions() const override { return true; }
   // Each node that drops packets gets an INPUT rule per source it drops (and, facing a
   // node outside the run's network, an OUTPUT rule per destination), swapped in whole
   // with iptables-restore run inside its namespace (nsenter): no moment with half a cut.

@@ -103,6 +103,11 @@ const std::vector<RuntimeInfo>& runtime_registry() {
   return registry;
 }
 
+bool runtime_offers(const Runtime& runtime, Capability c) {
+  const RuntimeInfo* info = find_runtime(runtime.kind());
+  return info != nullptr && info->offers.has(c);
+}
+
 const RuntimeInfo* find_runtime(std::string_view kind) { return find_by_name(runtime_registry(), kind); }
 std::string runtime_names() { return names_of(runtime_registry()); }
 

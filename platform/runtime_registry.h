@@ -47,6 +47,8 @@ struct RuntimeInfo {
 };
 const std::vector<RuntimeInfo>& runtime_registry();
 const RuntimeInfo* find_runtime(std::string_view kind);  // nullptr when unknown
+// Whether the registry's entry for runtime.kind() offers c (false for a kind it lacks).
+bool runtime_offers(const Runtime& runtime, Capability c);
 std::string runtime_names();                             // "docker, local, netns, ssh, external"
 // The options of every runtime, each once (for the run's option schema).
 std::vector<OptionSpec> runtime_option_specs();

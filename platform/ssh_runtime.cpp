@@ -156,7 +156,6 @@ class SshRuntime final : public NodeTableRuntime {
     return remote_process->group_maps(files_.translate(remote(p.spec().node), path.string(), nullptr), deadline);
   }
 
-  bool supports_partitions() const override { return true; }
 
   // Each host that drops packets gets its chain rewritten whole by iptables-restore
   // --noflush: declaring the chain flushes only it, and the swap is atomic (and idempotent:

@@ -16,13 +16,14 @@
 #include "nemesis/nemesis.h"
 #include "platform/node_locks.h"
 #include "platform/runtime.h"
+#include "platform/runtime_registry.h"
 
 namespace fencecheck {
 
 class RuntimeNet final : public Net {
  public:
   explicit RuntimeNet(Runtime& runtime) : runtime_(runtime) {}
-  bool available() const override { return runtime_.supports_partitions(); }
+  bool available() const override { return runtime_offers(runtime_, Capability::kCutsNetwork); }
   NetFailures cut(const Grudge& grudge, const Deadline& deadline) override { return runtime_.cut(grudge, deadline); }
   NetFailures heal(const Deadline& deadline) override { return runtime_.heal(deadline); }
 

@@ -141,7 +141,7 @@ TEST_P(FaultEffects, KillServerLosesTheLockOnlyWithoutPersistenceAndRestarts) {
 }
 
 TEST_P(FaultEffects, APartitionStopsTcpAcrossTheCutAndHealRestoresIt) {
-  if (!runtime_->supports_partitions()) GTEST_SKIP() << "partitions need the netns runtime (root)";
+  if (!runtime_offers(*runtime_, Capability::kCutsNetwork)) GTEST_SKIP() << "partitions need the netns runtime (root)";
   auto server = start_redis("none");
   RuntimeNet net(*runtime_);
   FakeNemesisEnv env({"c1"}, {"n1"});

@@ -47,7 +47,7 @@ TEST_F(LocalRuntimeTest, PortsAreDistinctPerNodeAndServiceAndStable) {
 
 TEST_F(LocalRuntimeTest, PartitionIsAClearError) {
   runtime_->create({"n1", "c1"});
-  EXPECT_FALSE(runtime_->supports_partitions());
+  EXPECT_FALSE(runtime_offers(*runtime_, Capability::kCutsNetwork));
   try {
     runtime_->cut(complete_grudge({{"n1"}, {"c1"}}), test_deadline());
     FAIL() << "a cut under local did not throw";
