@@ -103,6 +103,8 @@ EtcdLockClient::EtcdLockClient(const EtcdClientConfig& config)
       connection_(std::make_unique<EtcdConnection>(config.endpoints)),
       keepalive_(std::make_unique<EtcdKeepAlive>(*connection_, config.lease_ttl)) {}
 
+void EtcdLockClient::set_notice_listener(NoticeListener listener) { keepalive_->set_listener(std::move(listener)); }
+
 std::string EtcdLockClient::lock_prefix(const std::string& key) { return "fc/" + key + "/"; }
 std::string EtcdLockClient::lock_key(const std::string& key, std::int64_t lease) {
   return lock_prefix(key) + hex(lease);
@@ -126,18 +128,20 @@ LockResult EtcdLockClient::give_up(std::int64_t lease, const std::string& why) {
 LockResult EtcdLockClient::acquire(const std::string& key, milliseconds ttl) {
   if (ttl.count() <= 0) return fail("ttl must be positive, got " + std::to_string(ttl.count()));
   if (key.empty()) return fail("the lock key must not be empty", true);
+  const Clock::time_point started = Clock::now();
   revoke_orphans();
   etcdserverpb::LeaseGrantResponse granted;
+  const Clock::time_point sent = Clock::now();
   EtcdStatus s = connection_->lease_grant(config_.lease_ttl.count(), &granted, config_.request_timeout);
   // A grant whose answer was lost leaves a lease with no key, which locks nothing.
   if (!s.ok()) return fail("no lease: " + s.describe(), s.end == EtcdEnd::kNotSent);
   const std::int64_t lease = granted.id();
-  keepalive_->add(lease);
+  keepalive_->add(lease, {sent, std::chrono::seconds(granted.ttl())});
   const milliseconds wait = std::min(ttl, config_.max_wait);
   Locked locked;
   LockResult r = config_.lock == "mutex" ? lock_mutex(key, lease, wait, locked) : lock_rpc(key, lease, wait, locked);
   if (r.outcome != Outcome::kOk) return r;
-  return grant(key, lease, locked);
+  return grant(key, lease, locked, started);
 }
 
 LockResult EtcdLockClient::lock_rpc(const std::string& key, std::int64_t lease, milliseconds wait, Locked& out) {
@@ -214,7 +218,8 @@ LockResult EtcdLockClient::lock_mutex(const std::string& key, std::int64_t lease
   }
 }
 
-LockResult EtcdLockClient::grant(const std::string& key, std::int64_t lease, const Locked& locked) {
+LockResult EtcdLockClient::grant(const std::string& key, std::int64_t lease, const Locked& locked,
+                                 Clock::time_point started) {
   Grant g;
   g.key = key;
   g.owner = hex(lease);
@@ -259,6 +264,11 @@ LockResult EtcdLockClient::grant(const std::string& key, std::int64_t lease, con
     }
   }
   held_[lease] = g.token.value_or(0);
+  // What the lease promised as the grant returns: its latest renewal's (or the grant's)
+  // send + TTL, from the acquire's start. A lease that ran out while the client waited
+  // (frozen: etcd#11456) promised less than the acquire took. From now on every renewal
+  // is a kRenewed notice.
+  if (auto last = keepalive_->hold(lease, key, g.owner)) g.promise = Promise::lasting(last->valid_from(started));
   return {Outcome::kOk, std::move(g), "", false};
 }
 

@@ -35,6 +35,10 @@
 // a key already gone; kFail when the lease had expired, or nothing reached etcd (the
 // grant is then still held and kept alive); kUnknown otherwise.
 //
+// The grant's promise (valid_ms) is the lease's: the send time of its latest renewal that
+// etcd answered before the grant returned (or of the LeaseGrant) + the TTL that answer
+// gave − the acquire's start; each later renewal is a kRenewed notice (set_notice_listener).
+//
 // Every call returns within max_wait + 7 × request_timeout. Not thread-safe (the worker
 // serializes calls); the keepalive has its own thread.
 #pragma once
@@ -74,6 +78,9 @@ class EtcdLockClient : public LockClient {
 
   LockResult acquire(const std::string& key, std::chrono::milliseconds ttl) override;
   LockResult release(const Grant& g) override;
+  // kRenewed for each keepalive answer for a held grant's lease (EtcdKeepAlive), told on
+  // the keepalive thread; none once the grant is released or given up.
+  void set_notice_listener(NoticeListener listener) override;
 
   // The prefix under which key's lock keys live ("fc/<key>/"), and the lock key of lease.
   static std::string lock_prefix(const std::string& key);
@@ -81,6 +88,7 @@ class EtcdLockClient : public LockClient {
 
  private:
   using Ms = std::chrono::milliseconds;
+  using Clock = EtcdKeepAlive::Clock;
   struct Locked {  // what the wait ended with
     std::string key;
     std::int64_t create_revision = 0;  // 0: not known yet (rpc)
@@ -90,8 +98,9 @@ class EtcdLockClient : public LockClient {
   LockResult lock_mutex(const std::string& key, std::int64_t lease, Ms wait, Locked& out);
   // The acquire ends without the lock: revoke the lease (which deletes its key).
   LockResult give_up(std::int64_t lease, const std::string& why);
-  // Reads the key and the lease's TTL right after the grant: the token and the evidence.
-  LockResult grant(const std::string& key, std::int64_t lease, const Locked& locked);
+  // Reads the key and the lease's TTL right after the grant: the token and the evidence;
+  // the promise counted from started, the acquire's start.
+  LockResult grant(const std::string& key, std::int64_t lease, const Locked& locked, Clock::time_point started);
   void revoke_orphans();
 
   EtcdClientConfig config_;

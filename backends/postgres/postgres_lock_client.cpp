@@ -162,7 +162,10 @@ LockResult LeaseLockClient::acquire(const std::string& key, std::chrono::millise
   } catch (const std::exception&) {
     return unknown("acquire returned a token that is not a number: \"" + r.value() + "\"");
   }
-  return ok(Grant{key, token, std::move(owner)});
+  // expires = the server's now() + ttl, taken after the client sent the statement.
+  Grant g{key, token, std::move(owner)};
+  g.promise = Promise::lasting(ttl);
+  return ok(std::move(g));
 }
 
 LockResult LeaseLockClient::release(const Grant& g) {
@@ -189,7 +192,9 @@ LockResult AdvisoryLockClient::acquire(const std::string& key, std::chrono::mill
   if (auto outcome = transport_outcome(r)) return *outcome;
   if (r.value() != "t") return fail("lock held by another session");
   held_[key] = Held{owner, conn_.session()};
-  return ok(Grant{key, std::nullopt, std::move(owner)});
+  Grant g{key, std::nullopt, std::move(owner)};
+  g.promise = Promise::bound_to("connection");  // no time: it lasts as long as the session
+  return ok(std::move(g));
 }
 
 LockResult AdvisoryLockClient::release(const Grant& g) {

@@ -4,15 +4,17 @@
 // INSERT … ON CONFLICT DO UPDATE that creates the row or takes it over when it is free or
 // its lease has expired on the server's clock, and returns the row's token, which grows with
 // every grant: a fencing token. 0 rows: the lease is held. release clears the row only if it
-// still carries this grant's holder and token. The lease length is the acquire's ttl.
+// still carries this grant's holder and token. The lease length is the acquire's ttl, which
+// is the grant's promise (valid_ms; the server starts it later, at its own now()).
 //
 // kAdvisory — session advisory locks, pg_try_advisory_lock(hashtext(key)). No token (the
 // grant's token is null) and no lease: the lock lives as long as the session, so the server
 // frees it only when the session ends (idle_session_timeout, keepalive death, a crash), and
-// the client learns of it only when it next talks to the server — Kleppmann's K7. Advisory
-// locks are re-entrant in PostgreSQL, fencecheck's are not, so an acquire of a key this
-// session holds is refused by the client itself. A grant whose session has ended cannot be
-// released by another session: release says "not held" without asking.
+// the client learns of it only when it next talks to the server — Kleppmann's K7. A grant
+// promises no time: it is bound to the "connection". Advisory locks are re-entrant in
+// PostgreSQL, fencecheck's are not, so an acquire of a key this session holds is refused by
+// the client itself. A grant whose session has ended cannot be released by another session:
+// release says "not held" without asking.
 //
 // Outcomes follow LockClient's rule: a failed connect is kFail with not_sent; an error the
 // server answered with is kFail (the autocommit statement rolled back); no reply in time or a

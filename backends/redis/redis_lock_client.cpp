@@ -96,7 +96,11 @@ LockResult RedisLockClient::acquire(const std::string& key, std::chrono::millise
     // The script ran and may have taken the lock; we cannot tell the token.
     return unknown("unexpected reply type " + std::to_string(r.reply->type) + " to acquire");
   }
-  return {Outcome::kOk, Grant{key, r.reply->integer, std::move(owner)}, "", false};
+  // The lease PX gave, on the server's clock from when it ran the script: after the
+  // client sent it, so ttl from the acquire's start never promises more than the server.
+  Grant g{key, r.reply->integer, std::move(owner)};
+  g.promise = Promise::lasting(ttl);
+  return {Outcome::kOk, std::move(g), "", false};
 }
 
 LockResult RedisLockClient::release(const Grant& g) {

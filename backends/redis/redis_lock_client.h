@@ -5,7 +5,8 @@
 // only when that succeeded, INCR "fence:"+key, whose new value is the token. release is a
 // Lua compare-and-delete: the key is deleted only if it still holds this grant's owner.
 // Outcomes follow LockClient's rule: a timeout or a lost connection is kUnknown; a
-// refusal, an error reply or a failed connect is kFail. Not thread-safe.
+// refusal, an error reply or a failed connect is kFail. A grant promises its lease: valid_ms
+// = ttl, counted from the acquire's start. Not thread-safe.
 #pragma once
 
 #include <chrono>

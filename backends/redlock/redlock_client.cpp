@@ -158,6 +158,10 @@ std::chrono::microseconds RedlockClient::drift(milliseconds ttl) {
   return std::chrono::microseconds(ttl.count() * 10) + milliseconds(2);  // ttl × 0.01 + 2 ms
 }
 
+milliseconds RedlockClient::promised_validity(milliseconds ttl) {
+  return std::chrono::floor<milliseconds>(std::chrono::microseconds(ttl) - drift(ttl));
+}
+
 milliseconds RedlockClient::auto_instance_timeout(milliseconds ttl) {
   return std::max(kMinInstanceTimeout, ttl / 200);
 }
@@ -203,7 +207,11 @@ LockResult RedlockClient::acquire(const std::string& key, milliseconds ttl) {
   if (set.yes >= q && valid) {
     fanout_.drop_unanswered();
     grant_ttls_[value] = ttl;
-    return {Outcome::kOk, Grant{key, std::nullopt, value}, "", false};
+    // From T1, as the check measures; with validity_check=off possibly over already
+    // (shorter than the acquire took): the checker's granted-expired.
+    Grant g{key, std::nullopt, value};
+    g.promise = Promise::lasting(promised_validity(ttl));
+    return {Outcome::kOk, std::move(g), "", false};
   }
 
   std::string why;

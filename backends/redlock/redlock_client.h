@@ -5,7 +5,9 @@
 // NX PX ttl` sent to all N at once (RedisFanout: one thread, non-blocking sockets), each
 // bounded by the per-instance timeout; T2 once every reply or timeout is in. The lock is
 // taken iff at least N/2+1 instances said OK and validity = ttl − (T2 − T1) − drift is
-// positive, drift = ttl/100 + 2 ms (the redlock-py / node-redlock constants). Otherwise it
+// positive, drift = ttl/100 + 2 ms (the redlock-py / node-redlock constants). The grant's
+// promise is that validity counted from T1: ttl − drift (promised_validity), so an acquire
+// whose replies came after it ran out has valid_ms below its own duration. Otherwise it
 // runs the compare-and-delete script on ALL instances. Retrying is the workload's business:
 // one acquire is one attempt. There is no fencing token: grants carry token nullopt.
 //
@@ -24,7 +26,8 @@
 //
 // Options carried in the client config (see RedlockClientConfig):
 //   validity_check=off reproduces node-redlock 5.0.0-beta.2, which returns the lock without
-//     checking that the validity is still positive once the replies are in (Kleppmann's K4).
+//     checking that the validity is still positive once the replies are in (Kleppmann's K4);
+//     the grant's promise is still ttl − drift from T1, already over for such a grant.
 //   stall_after_send_ms / stall_every: sleep that long on every k-th acquire after the SETs
 //     are written and before any reply is read, like a GC pause while replies are in flight.
 // Not thread-safe (LockClient's contract).
@@ -73,6 +76,10 @@ class RedlockClient : public LockClient {
 
   static std::size_t quorum(std::size_t n) { return n / 2 + 1; }
   static std::chrono::microseconds drift(std::chrono::milliseconds ttl);
+  // The validity a grant is promised, counted from T1 (before the SETs are sent): ttl −
+  // drift, rounded down to whole ms: the end the validity check measures the replies
+  // against (it compares in microseconds).
+  static std::chrono::milliseconds promised_validity(std::chrono::milliseconds ttl);
   // max(50 ms, ttl / 200): see redlock_client.cpp for why.
   static std::chrono::milliseconds auto_instance_timeout(std::chrono::milliseconds ttl);
 

@@ -226,7 +226,9 @@ LockResult ZooKeeperLockClient::wait_turn(const std::string& key, const Created&
           return give_up(own.path, "connection lost as the lock was granted");
         }
         held_[own.path] = generation;
-        return {Outcome::kOk, Grant{key, own.czxid, own.path}, "", false};
+        Grant g{key, own.czxid, own.path};
+        g.promise = Promise::bound_to("session");  // an ephemeral node: no time promised
+        return {Outcome::kOk, std::move(g), "", false};
       }
       predecessor = dir + "/" + std::prev(at)->second;
       std::uint64_t seen = session_.events();

@@ -14,7 +14,7 @@
 // ttl is not a lease here: ZooKeeper has none. The lock lasts as long as the session,
 // which the ensemble expires session_timeout after the client went silent (a pause, a
 // partition); the holder learns it only when it reaches the ensemble again. ttl only
-// bounds how long acquire waits in the queue.
+// bounds how long acquire waits in the queue. A grant promises no time: bound "session".
 //
 // release(g): delete the grant's node; "not held" when it is gone (the session expired)
 // or when g is not a grant of this client (ZooKeeper would let anyone delete it).

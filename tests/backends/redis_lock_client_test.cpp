@@ -35,6 +35,8 @@ TEST_F(RedisLockClientTest, ExclusionOwnershipAndIncreasingTokens) {
   ASSERT_EQ(ga.outcome, Outcome::kOk) << ga.error;
   ASSERT_TRUE(ga.grant && ga.grant->token);
   EXPECT_EQ(ga.grant->key, "k");
+  ASSERT_TRUE(ga.grant->promise);
+  EXPECT_EQ(ga.grant->promise->to_json(), nlohmann::json({{"valid_ms", 10000}})) << "the lease PX gave";
 
   LockResult gb = b.acquire("k", 10s);
   EXPECT_EQ(gb.outcome, Outcome::kFail);

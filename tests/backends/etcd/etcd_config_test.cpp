@@ -1,9 +1,13 @@
 // The etcd backend's pure parts, no server (label `unit`): how a gRPC status becomes an
 // outcome, the HTTP probes' parsing, the members' command lines, the client config and
-// the backend options, and the run's refusal of clock faults on etcd's servers.
+// the backend options, the run's refusal of clock faults on etcd's servers, and the
+// promise a lease's latest renewal makes (valid_ms).
 #include <gtest/gtest.h>
 
+#include <atomic>
+
 #include "backends/etcd/etcd_connection.h"
+#include "backends/etcd/etcd_keepalive.h"
 #include "backends/etcd/etcd_lock_client.h"
 #include "backends/etcd/etcd_probe.h"
 #include "backends/etcd/etcd_server.h"
@@ -113,6 +117,48 @@ TEST(EtcdLockKeys, AreTheRecipesKeys) {
   EXPECT_EQ(EtcdLockClient::lock_prefix("lock-0"), "fc/lock-0/");
   EXPECT_EQ(EtcdLockClient::lock_key("lock-0", 0x694d7a1b2c3d4e5f), "fc/lock-0/694d7a1b2c3d4e5f");
   EXPECT_EQ(EtcdLockClient::lock_key("k", 10), "fc/k/a");
+}
+
+// A grant's valid_ms: the latest renewal's send + its TTL − the acquire's start; a renewal
+// notice's valid: the same end counted from when the notice is made. Rounded down.
+TEST(EtcdPromise, IsTheLatestRenewalsSendPlusItsTtlFromTheStart) {
+  using namespace std::chrono_literals;
+  using Renewal = EtcdKeepAlive::Renewal;
+  const EtcdKeepAlive::Clock::time_point start{1000s};
+  // Granted at once: the LeaseGrant's send (5 ms in) + 2 s.
+  EXPECT_EQ((Renewal{start + 5ms, 2s}).valid_from(start), 2005ms);
+  // Queued 4 s, kept alive meanwhile: the last answered keepalive, sent 3.4 s in.
+  EXPECT_EQ((Renewal{start + 3400ms, 2s}).valid_from(start), 5400ms);
+  // Frozen while waiting (etcd#11456): the last renewal before the freeze, 0.6 s in, promised
+  // until 2.6 s; the grant came 9 s in, so valid_ms is below the acquire's duration.
+  EXPECT_EQ((Renewal{start + 600ms, 2s}).valid_from(start), 2600ms);
+  EXPECT_LT((Renewal{start + 600ms, 2s}).valid_from(start), 9000ms);
+  // A renewal notice 40 ms after its keepalive was sent.
+  EXPECT_EQ((Renewal{start, 2s}).valid_from(start + 40ms), 1960ms);
+  // Never later than the client's own end: sub-ms parts round down, also below zero.
+  EXPECT_EQ((Renewal{start + 1500us, 1s}).valid_from(start), 1001ms);
+  EXPECT_EQ((Renewal{start, 1s}).valid_from(start + 2500us), 997ms);
+  EXPECT_EQ((Renewal{start, 1s}).valid_from(start + 1000500us), -1ms);
+}
+
+// The keepalive's bookkeeping without a server: hold() gives what add() recorded until a
+// renewal answers, and nothing for a lease it does not keep; no member, no notice.
+TEST(EtcdPromise, HoldGivesTheLeasesGrantUntilDropped) {
+  using namespace std::chrono_literals;
+  EtcdConnection nowhere({"127.0.0.1:1"});
+  EtcdKeepAlive keepalive(nowhere, 2s);
+  std::atomic<int> notices{0};
+  keepalive.set_listener([&](const LibraryNotice&) { ++notices; });
+  const auto sent = EtcdKeepAlive::Clock::now();
+  keepalive.add(7, {sent, 2s});
+  auto held = keepalive.hold(7, "k", "7");
+  ASSERT_TRUE(held);
+  EXPECT_EQ(held->sent, sent);
+  EXPECT_EQ(held->ttl, 2s);
+  EXPECT_FALSE(keepalive.hold(8, "k", "8"));
+  keepalive.drop(7);
+  EXPECT_FALSE(keepalive.hold(7, "k", "7"));
+  EXPECT_EQ(notices, 0);
 }
 
 TEST(EtcdBackendOptions, AreCheckedBeforeAnyServerStarts) {

@@ -14,6 +14,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <iostream>
+#include <mutex>
 #include <thread>
 
 #include "backends/etcd/etcd_backend.h"
@@ -201,6 +202,80 @@ TEST_P(EtcdClientTest, TheTokenIsTheLockKeysCreateRevisionAndWaitersQueue) {
   }
 }
 
+// Issue 29: a grant promises its lease's TTL from the acquire's start — more for a waiter
+// whose keepalive renewed its lease while it queued — and, while held, each keepalive answer
+// is a kRenewed notice of it (TTL − time since that keepalive was sent); none once released.
+TEST_P(EtcdClientTest, GrantsPromiseTheirLeaseAndEachKeepaliveIsARenewal) {
+  start_cluster();
+  std::mutex mu;
+  std::vector<LibraryNotice> notices;
+  auto listen = [&](EtcdLockClient& c) {
+    c.set_notice_listener([&](const LibraryNotice& n) {
+      std::lock_guard lock(mu);
+      notices.push_back(n);
+    });
+  };
+  auto renewals_of = [&](const Grant& g) {
+    std::lock_guard lock(mu);
+    std::vector<LibraryNotice> of;
+    for (const LibraryNotice& n : notices) {
+      if (n.owner == g.owner) of.push_back(n);
+    }
+    return of;
+  };
+  EtcdLockClient& a = client();
+  EtcdLockClient& b = client();
+  listen(a);
+  listen(b);
+  LockResult ga = a.acquire("k", 5s);
+  ASSERT_EQ(ga.outcome, Outcome::kOk) << ga.error;
+  ASSERT_TRUE(ga.grant->promise && ga.grant->promise->valid_ms);
+  EXPECT_LE(*ga.grant->promise->valid_ms, 2000) << "the lease's 2 s, from before its LeaseGrant was sent";
+  EXPECT_GT(*ga.grant->promise->valid_ms, 1500);
+
+  LockResult gb;
+  Clock::duration waited{};
+  std::thread waiter([&] {
+    auto t0 = Clock::now();
+    gb = b.acquire("k", 8s);
+    waited = Clock::now() - t0;
+  });
+  std::this_thread::sleep_for(2500ms);
+  EXPECT_EQ(a.release(*ga.grant).outcome, Outcome::kOk);
+  const std::vector<LibraryNotice> while_held = renewals_of(*ga.grant);
+  waiter.join();
+  std::cout << "[ etcd ] " << while_held.size() << " renewals of a grant held 2.5 s\n";
+  EXPECT_GE(while_held.size(), 2u) << "a renewal every TTL/3";
+  for (const LibraryNotice& n : while_held) {
+    EXPECT_EQ(n.kind, LibraryNotice::Kind::kRenewed);
+    EXPECT_EQ(n.key, "k");
+    EXPECT_LE(n.valid, 2000ms);
+    EXPECT_GT(n.valid, 1000ms);
+  }
+  ASSERT_EQ(gb.outcome, Outcome::kOk) << gb.error;
+  ASSERT_TRUE(gb.grant->promise && gb.grant->promise->valid_ms);
+  // Queued 2.5 s behind a, renewed every 0.67 s: its last renewal was sent at least 1.8 s
+  // in, and promised 2 s from there.
+  std::cout << "[ etcd ] waiter queued " << std::chrono::duration_cast<std::chrono::milliseconds>(waited).count()
+            << " ms, promised " << *gb.grant->promise->valid_ms << " ms\n";
+  EXPECT_GT(*gb.grant->promise->valid_ms, 3500);
+  EXPECT_LE(std::chrono::milliseconds(*gb.grant->promise->valid_ms), waited + 2000ms);
+
+  // A client that gives up (behind b) never held its lease: no renewals of it.
+  EtcdLockClient& c = client({{"max_wait_ms", 1000}});
+  listen(c);
+  EXPECT_EQ(c.acquire("k", 5s).outcome, Outcome::kFail);
+  std::this_thread::sleep_for(1000ms);  // more keepalive rounds for b, none for a or c
+  EXPECT_EQ(renewals_of(*ga.grant).size(), while_held.size()) << "renewals after the release";
+  EXPECT_GE(renewals_of(*gb.grant).size(), 1u);
+  EXPECT_EQ(b.release(*gb.grant).outcome, Outcome::kOk);
+  const std::size_t b_renewals = renewals_of(*gb.grant).size();
+  std::this_thread::sleep_for(1000ms);
+  EXPECT_EQ(renewals_of(*gb.grant).size(), b_renewals) << "renewals after the release";
+  std::lock_guard lock(mu);
+  EXPECT_EQ(notices.size(), while_held.size() + b_renewals) << "only held grants are renewed";
+}
+
 // Every member killed at once and started again on its data: the store (and so the
 // revision counter tokens come from) survives, so tokens keep growing.
 TEST_P(EtcdClientTest, AWholeClusterCrashKeepsTheRevisionsTokensComeFrom) {
@@ -300,7 +375,7 @@ TEST_P(EtcdClientTest, TheLockRpcGrantsAnExpiredLease_Etcd11456) {
   etcdserverpb::LeaseGrantResponse holder, waiter;
   ASSERT_TRUE(conn.lease_grant(2, &holder, 1s).ok());
   ASSERT_TRUE(conn.lease_grant(2, &waiter, 1s).ok());
-  keepalive.add(holder.id());
+  keepalive.add(holder.id(), {Clock::now(), 2s});
   v3lockpb::LockResponse held;
   ASSERT_TRUE(conn.lock("fc/bug", holder.id(), &held, 2s).ok());
 

@@ -24,6 +24,8 @@ TEST_P(PostgresClientTest, LeaseGrantsRefusalsAndIncreasingTokens) {
   LockResult g1 = from("c1", [&] { return a->acquire("k", 30s); });
   ASSERT_EQ(g1.outcome, Outcome::kOk) << g1.error;
   ASSERT_TRUE(g1.grant->token);
+  ASSERT_TRUE(g1.grant->promise);
+  EXPECT_EQ(g1.grant->promise->to_json(), nlohmann::json({{"valid_ms", 30000}})) << "the lease is the ttl";
 
   LockResult refused = from("c2", [&] { return b->acquire("k", 30s); });
   EXPECT_EQ(refused.outcome, Outcome::kFail);
@@ -75,6 +77,8 @@ TEST_P(PostgresClientTest, AdvisoryLocksAreExclusiveAndNotReentrant) {
   LockResult g = from("c1", [&] { return a->acquire("k", 30s); });
   ASSERT_EQ(g.outcome, Outcome::kOk) << g.error;
   EXPECT_FALSE(g.grant->token) << "advisory locks have no fencing token";
+  ASSERT_TRUE(g.grant->promise);
+  EXPECT_EQ(g.grant->promise->to_json(), nlohmann::json({{"valid_ms", nullptr}, {"bound", "connection"}}));
   LockResult again = from("c1", [&] { return a->acquire("k", 30s); });
   EXPECT_EQ(again.outcome, Outcome::kFail) << "PostgreSQL would say yes; the contract says no";
   LockResult refused = from("c2", [&] { return b->acquire("k", 30s); });

@@ -27,6 +27,8 @@ TEST_P(RedlockTest, AcquiresOnEveryMasterRefusesASecondClientAndReleases) {
   ASSERT_TRUE(ga.grant);
   EXPECT_EQ(ga.grant->token, std::nullopt) << "Redlock has no fencing token";
   EXPECT_EQ(ga.grant->owner.size(), 40u) << "20 random bytes, hex";
+  ASSERT_TRUE(ga.grant->promise);
+  EXPECT_EQ(ga.grant->promise->valid_ms, 9898) << "ttl − drift (100 ms + 2 ms), from the acquire's start";
   EXPECT_EQ(copies("k"), repeated(ga.grant->owner, 5)) << "one value on every instance";
 
   LockResult gb = from("c2", [&] { return b->acquire("k", 10s); });
@@ -89,7 +91,13 @@ TEST_P(RedlockTest, PauseWhileRepliesAreInFlightNeedsTheValidityCheck) {
     auto a = client();
     auto b = client([](nlohmann::json& c) { c["stall_after_send_ms"] = 0; });
     const std::string key = "k4-" + check;
-    auto paused = std::async(std::launch::async, [&] { return from("c1", [&] { return a->acquire(key, 1000ms); }); });
+    const auto started = std::chrono::steady_clock::now();
+    std::chrono::steady_clock::duration took{};
+    auto paused = std::async(std::launch::async, [&] {
+      LockResult r = from("c1", [&] { return a->acquire(key, 1000ms); });
+      took = std::chrono::steady_clock::now() - started;
+      return r;
+    });
     std::this_thread::sleep_for(1200ms);  // a's keys have expired; a is still "paused"
     LockResult gb = from("c2", [&] { return b->acquire(key, 10s); });
     ASSERT_EQ(gb.outcome, Outcome::kOk) << gb.error;
@@ -98,7 +106,12 @@ TEST_P(RedlockTest, PauseWhileRepliesAreInFlightNeedsTheValidityCheck) {
       EXPECT_EQ(ga.outcome, Outcome::kFail);
       EXPECT_NE(ga.error.find("validity expired"), std::string::npos) << ga.error;
     } else {
-      EXPECT_EQ(ga.outcome, Outcome::kOk) << "both a and b now believe they hold " << key;
+      ASSERT_EQ(ga.outcome, Outcome::kOk) << "both a and b now believe they hold " << key;
+      // The promise is the one the check would have measured against: already over when
+      // the acquire returned (the checker's granted-expired).
+      ASSERT_TRUE(ga.grant->promise);
+      EXPECT_EQ(ga.grant->promise->valid_ms, 988);
+      EXPECT_LT(std::chrono::milliseconds(*ga.grant->promise->valid_ms), took);
     }
     EXPECT_EQ(copies(key), repeated(gb.grant->owner, 5)) << "a's unlock-all must not touch b's lock";
     server_->teardown(test_deadline());

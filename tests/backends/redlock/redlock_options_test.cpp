@@ -82,6 +82,17 @@ TEST(RedlockClient, QuorumDriftAndInstanceTimeout) {
   EXPECT_EQ(RedlockClient::auto_instance_timeout(30000ms), 150ms);
 }
 
+// A grant's promise is ttl − drift from T1, rounded down: the same end the validity check
+// measures the replies against, so a grant whose replies came later (K4, validity_check=off)
+// promises less than its acquire took.
+TEST(RedlockClient, PromisedValidityIsTtlLessDriftRoundedDown) {
+  EXPECT_EQ(RedlockClient::promised_validity(1000ms), 988ms);
+  EXPECT_EQ(RedlockClient::promised_validity(30000ms), 29698ms);
+  EXPECT_EQ(RedlockClient::promised_validity(1001ms), 988ms) << "988.99 ms: never later than the check's end";
+  EXPECT_EQ(RedlockClient::promised_validity(500ms), 493ms);
+  EXPECT_LT(RedlockClient::promised_validity(1000ms), 1200ms) << "K4: stall_after_send_ms=1200 with ttl 1000";
+}
+
 TEST(RedlockClient, NothingReachableIsAFailNothingWasSent) {
   RedlockClientConfig c;
   for (int i = 0; i < 5; ++i) c.instances.push_back({"127.0.0.1", free_loopback_port()});

@@ -71,6 +71,9 @@ TEST_P(ZooKeeperLockClientTest, ClosedSessionFreesTheLockAtOnce) {
   ZooKeeperLockClient& b = client("c2", {{"max_wait_ms", 10000}});
   LockResult ga = on("c1", [&] { return a.acquire("k", 5s); });
   ASSERT_EQ(ga.outcome, Outcome::kOk) << ga.error;
+  ASSERT_TRUE(ga.grant->promise);
+  EXPECT_EQ(ga.grant->promise->to_json(), nlohmann::json({{"valid_ms", nullptr}, {"bound", "session"}}))
+      << "an ephemeral node promises no time";
   LockResult gb;
   std::thread waiter([&] { gb = on("c2", [&] { return b.acquire("k", 10s); }); });
   std::this_thread::sleep_for(300ms);
