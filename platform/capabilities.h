@@ -31,10 +31,11 @@ enum class Capability : std::uint8_t {
   // of the backend
   kNamesLeader,
   kServerClocksReachable,
+  kClientRenews,
   // of the client
   kPausesInsideClient,
 };
-inline constexpr std::size_t kCapabilityCount = 9;
+inline constexpr std::size_t kCapabilityCount = 10;
 
 // Who offers a capability: the one provider of each kind a run has.
 enum class Provider : std::uint8_t { kRuntime, kBackend, kClient };
@@ -75,6 +76,8 @@ inline constexpr std::array<CapabilityInfo, kCapabilityCount> kCapabilityTable =
     {Capability::kNamesLeader, "names-leader", Provider::kBackend, "names a leader"},
     {Capability::kServerClocksReachable, "server-clocks-reachable", Provider::kBackend,
      "lets the clock library reach its servers' wall clocks"},
+    {Capability::kClientRenews, "client-renews", Provider::kBackend,
+     "has a client that renews its grants on its own and says so (renewed notices)"},
     {Capability::kPausesInsideClient, "pauses-inside-client", Provider::kClient,
      "pauses inside its lock library right after it sent the lock commands"},
 }};

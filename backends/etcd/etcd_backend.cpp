@@ -14,7 +14,8 @@ BackendInfo etcd_backend_info() {
   info.server_nodes = {"n1", "n2", "n3"};
   info.binaries = {{"etcd", "etcd-server"}};
   info.options = etcd_option_specs();
-  info.offers = {Capability::kNamesLeader};
+  // The keep-alive renews a held grant's lease: each renewal is a renewed notice.
+  info.offers = {Capability::kNamesLeader, Capability::kClientRenews};
   info.reasons = {{Capability::kServerClocksReachable,
                    "etcd is a static Go binary that reads the time through the vDSO, where libfcclock's LD_PRELOAD "
                    "cannot reach"}};

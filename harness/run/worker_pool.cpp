@@ -5,9 +5,18 @@
 #include <thread>
 
 #include "adapters/registry.h"
+#include "backends/registry.h"
 #include "harness/control/op_channel.h"
 
 namespace fencecheck {
+
+namespace {
+bool native_client_renews(const std::string& backend) {
+  const BackendInfo* info = find_backend(backend);
+  return info != nullptr && info->offers.has(Capability::kClientRenews);
+}
+}  // namespace
+
 
 using std::chrono::milliseconds;
 
@@ -115,9 +124,9 @@ Readiness WorkerPool::await_ready(const std::string& node, const Deadline& deadl
       client.adapter_log = (setup_.nodes_dir / node / "adapter.log").string();
       w.handle->setup(setup_.backend, setup_.client_config, setup_.resource_address, node, client,
                       [&] { return (setup_.interrupted && setup_.interrupted()) || (give_up && give_up()); });
-      // Only a lock library says anything on its own: fencecheck's own clients never do, so
-      // their workers get no stream (and no thread here).
-      if (client.name != kNativeClient) {
+      // Only a lock library, or a native client that renews its grants (etcd's keep-alive),
+      // says anything on its own: the other workers get no stream (and no thread here).
+      if (client.name != kNativeClient || native_client_renews(setup_.backend)) {
         w.handle->watch_notices([this, node](const WorkerHandle::Notice& n) {
           std::shared_ptr<NoticeSink> sink;
           {

@@ -219,7 +219,7 @@ std::map<std::string, std::uint64_t> blame_counts(const nlohmann::json& results)
   const nlohmann::json b = e.is_object() ? e.value("blame", nlohmann::json()) : nlohmann::json();
   if (!b.is_object()) return out;
   for (const auto& [name, n] : b.items()) {
-    if (n.is_number_unsigned() && n.get<std::uint64_t>() > 0) out[name] = n.get<std::uint64_t>();
+    if (n.is_number_integer() && n.get<std::int64_t>() > 0) out[name] = n.get<std::uint64_t>();
   }
   return out;
 }

@@ -231,7 +231,9 @@ TEST(Scenarios, AViolationOfAnotherClassThanPredictedBreaksThePrediction) {
   ASSERT_EQ(unsaid.mismatches.size(), 1u) << "a client that stopped saying its promise is caught";
   EXPECT_EQ(unsaid.mismatches[0], "exclusion blame: predicted overstayed, got unclassified 2");
   const Scenario& mixed = *find_scenario("K8-mutex");  // overstayed or granted-expired
-  EXPECT_TRUE(judge_scenario(mixed, blamed({{"overstayed", 1}, {"granted-expired", 2}})).as_expected);
+  for (const std::string& m : judge_scenario(mixed, blamed({{"overstayed", 1}, {"granted-expired", 2}})).mismatches) {
+    EXPECT_EQ(m.find("blame"), std::string::npos) << m;  // (its resource is expected valid: that one may differ)
+  }
 }
 
 TEST(SuiteReport, TheBlameAndToldColumnsSumTheRuns) {
