@@ -85,7 +85,7 @@ struct BlameCase {
   Blame blame = Blame::kUnclassified;
   std::optional<Nanos> notice_latency;  // the holder's lost notice minus the later grant
   std::uint64_t writes_accepted = 0;    // the holder's writes the resource took after the later grant
-  std::uint64_t writes_refused = 0;     // … and those it refused
+  std::uint64_t writes_refused = 0;     // … and its requests (reads too) the resource refused
 };
 
 class BlameTally {

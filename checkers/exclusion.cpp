@@ -173,8 +173,11 @@ class ExclusionChecker : public Checker {
   void acted(const Event& e, Nanos invoked) {
     for_open_holds(e.process, [&](Hold& h) {
       h.last_act = std::max(h.last_act, invoked);
-      if (e.f != OpFn::kWrite || h.contested_at == kNever || invoked < h.contested_at) return;
-      if (e.type == OpType::kOk) ++h.writes_accepted;
+      const OpSpec& op = op_spec(e.f);
+      if (op.runs_at != OpPlace::kResource || h.contested_at == kNever || invoked < h.contested_at) return;
+      // Data the resource took from a holder no longer alone; requests a fence turned away
+      // (lock-append's stale holder is refused at its read, before it writes).
+      if (e.type == OpType::kOk && op.changes_state) ++h.writes_accepted;
       if (e.type == OpType::kFail) ++h.writes_refused;
     });
   }

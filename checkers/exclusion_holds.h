@@ -41,7 +41,9 @@ struct Hold {
   Nanos promise_end = 0;       // the end the latest promise (grant or renewal) gave
   Nanos contested_at = kNever;
   Nanos last_act = kNever;     // the latest invoke of the holder's ops during it
-  std::uint32_t writes_accepted = 0;  // the holder's writes invoked at or after contested_at
+  // The holder's resource requests invoked at or after contested_at: writes (and cas) that
+  // completed ok, and requests of any kind that failed (refused by a fence).
+  std::uint32_t writes_accepted = 0;
   std::uint32_t writes_refused = 0;
 };
 

@@ -37,6 +37,11 @@ void live(std::int64_t p, std::mt19937_64& rng, std::vector<Line>& out) {
       t += ms(1, 30) * 1000;
       if (ms(0, 2) == 0 && timed) {
         out.push_back({t, p, "notice", "renewed", {{"valid_ms", ms(0, 120)}}});
+      } else if (ms(0, 2) == 0) {
+        out.push_back({t, p, "invoke", "read", nullptr});
+        t += ms(1, 5) * 1000;
+        const bool ok = ms(0, 1);
+        out.push_back({t, p, ok ? "ok" : "fail", "read", ok ? json::array({p}) : json()});
       } else {
         json w = {{"token", nullptr}, {"value", json::array({p, round, step})}};
         out.push_back({t, p, "invoke", "write", w});
@@ -128,10 +133,10 @@ std::optional<Expected> oracle(const std::vector<Line>& lines, std::size_t ok) {
     const Line& l = lines[i];
     if (l.process != p || l.type != "invoke") continue;
     if (promised_end && l.t >= *promised_end) x.acted = true;
-    if (l.f != "write" || l.t < *later) continue;
+    if ((l.f != "write" && l.f != "read") || l.t < *later) continue;
     for (std::size_t j = i + 1; j < lines.size(); ++j) {
       if (lines[j].process != p) continue;
-      x.accepted += lines[j].type == "ok";
+      x.accepted += lines[j].type == "ok" && l.f == "write";
       x.refused += lines[j].type == "fail";
       break;
     }
@@ -151,7 +156,7 @@ TEST(ExclusionBlameOracle, RandomHistoriesAgreeWithTheRuleByBruteForce) {
     std::int64_t index = 0;
     for (const Line& l : lines) {
       h.raw(json{{"index", index++}, {"time", l.t * 1000}, {"process", l.process}, {"type", l.type}, {"f", l.f},
-                 {"key", l.f == "write" ? "k0" : "l0"}, {"value", l.value}}.dump());
+                 {"key", l.f == "write" || l.f == "read" ? "k0" : "l0"}, {"value", l.value}}.dump());
     }
     CheckRequest req;
     req.history = h.history_path();

@@ -155,10 +155,11 @@ TEST(ExclusionBlame, WhatTheHolderDidAfterTheLaterGrant) {
   h.write(1, "k0", json::array({1, 2}), "ok", 300, 310);
   h.write(1, "k0", json::array({1, 2, 3}), "fail", 320, 330);
   h.read(1, "k0", json::array({1}), 340, 350);
+  h.op(1, "invoke", "read", "k0", nullptr, 360).op(1, "fail", "read", "k0", nullptr, 365);  // a fence's refusal
   h.release(1, "l0", 400, 401).release(2, "l0", 500, 501);
   json b = h.result("exclusion").violations.at(0)["blame"];
   EXPECT_EQ(b["writes_in_overlap"]["accepted"], 1);
-  EXPECT_EQ(b["writes_in_overlap"]["refused"], 1);
+  EXPECT_EQ(b["writes_in_overlap"]["refused"], 2) << "the failed write and the failed read";
   EXPECT_EQ(b["acted_after_end"], true);
 
   HistoryBuilder idle;  // paused past its promise, and the history ends before it moves again
