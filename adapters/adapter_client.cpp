@@ -22,6 +22,41 @@ std::string quoted(const std::string& line) {
   return "\"" + (line.size() > 200 ? line.substr(0, 200) + "…" : line) + "\"";
 }
 
+// body[name], or null when body has no such member.
+const nlohmann::json& member(const nlohmann::json& body, const char* name) {
+  static const nlohmann::json kNull;
+  auto it = body.find(name);
+  return it == body.end() ? kNull : *it;
+}
+
+// What a member of an event must be.
+enum class Must { kString, kInteger, kPositive };
+
+struct EventRule {
+  const char* capability;  // the adapter must have declared it
+  std::vector<std::pair<const char*, Must>> members;
+  const char* members_text;  // "a key and lease", for the message
+};
+
+// The rule of PROTOCOL.md that an event of `type` breaks before its own ("sent a lost event
+// without the lost_event capability"); "" when it has the capability and every member.
+std::string event_fault(const nlohmann::json& body, const std::string& type, const EventRule& rule, bool capable) {
+  if (!capable) return "sent a " + type + " event without the " + rule.capability + " capability";
+  for (const auto& [name, must] : rule.members) {
+    const nlohmann::json& v = member(body, name);
+    const bool ok = must == Must::kString
+                        ? v.is_string()
+                        : v.is_number_integer() && (must == Must::kInteger || v.get<std::int64_t>() > 0);
+    if (!ok) return "sent a " + type + " event without " + rule.members_text;
+  }
+  return "";
+}
+
+// A grant's owner: leases need only be unique per adapter process (adapter_client.h).
+std::string owner_of(std::uint64_t instance, const std::string& lease) {
+  return std::to_string(instance) + ":" + lease;
+}
+
 }  // namespace
 
 struct AdapterLockClient::Reply {
@@ -145,8 +180,8 @@ void AdapterLockClient::on_line(const std::string& line, std::uint64_t instance)
   }
   const nlohmann::json& body = msg["body"];
   std::optional<LibraryNotice> notice;
-  if (body["type"] == "lost") {
-    notice = lost_event_locked(body, line, instance);
+  if (body["type"] == "lost" || body["type"] == "renewed") {
+    notice = grant_event_locked(body, line, instance);
   } else if (body["type"] == "paused") {
     notice = paused_event_locked(body, line);
   } else {
@@ -169,21 +204,28 @@ bool AdapterLockClient::can_locked(const std::string& capability) const {
   return caps.is_array() && std::find(caps.begin(), caps.end(), capability) != caps.end();
 }
 
-std::optional<LibraryNotice> AdapterLockClient::lost_event_locked(const nlohmann::json& body, const std::string& line,
-                                                                  std::uint64_t instance) {
-  const bool can_lose = can_locked("lost_event");
-  if (!can_lose || !body.contains("key") || !body["key"].is_string() || !body.contains("lease") ||
-      !body["lease"].is_string()) {
-    break_locked(std::string(can_lose ? "sent a lost event without a key and lease: "
-                                      : "sent a lost event without the lost_event capability: ") +
-                 quoted(line));
+std::optional<LibraryNotice> AdapterLockClient::grant_event_locked(const nlohmann::json& body,
+                                                                   const std::string& line, std::uint64_t instance) {
+  static const EventRule kLost{"lost_event", {{"key", Must::kString}, {"lease", Must::kString}}, "a key and lease"};
+  static const EventRule kRenewed{"auto_renew",
+                                  {{"key", Must::kString}, {"lease", Must::kString}, {"valid_ms", Must::kInteger}},
+                                  "a key, a lease and an integer valid_ms"};
+  const std::string type = body["type"].get<std::string>();
+  const EventRule& rule = type == "lost" ? kLost : kRenewed;
+  if (std::string wrong = event_fault(body, type, rule, can_locked(rule.capability)); !wrong.empty()) {
+    break_locked(wrong + ": " + quoted(line));
     return std::nullopt;
   }
-  const nlohmann::json& reason = body.contains("reason") ? body["reason"] : nlohmann::json();
   LibraryNotice n;
-  n.kind = LibraryNotice::Kind::kLost;
   n.key = body["key"].get<std::string>();
-  n.owner = std::to_string(instance) + ":" + body["lease"].get<std::string>();
+  n.owner = owner_of(instance, body["lease"].get<std::string>());
+  if (type == "renewed") {
+    n.kind = LibraryNotice::Kind::kRenewed;
+    n.valid = milliseconds(body["valid_ms"].get<std::int64_t>());
+    return n;
+  }
+  const nlohmann::json& reason = member(body, "reason");
+  n.kind = LibraryNotice::Kind::kLost;
   n.reason = reason.is_string() ? reason.get<std::string>() : reason.dump();
   return n;
 }
@@ -191,28 +233,27 @@ std::optional<LibraryNotice> AdapterLockClient::lost_event_locked(const nlohmann
 std::optional<LibraryNotice> AdapterLockClient::paused_event_locked(const nlohmann::json& body,
                                                                     const std::string& line) {
   using State = PauseWatch::State;
-  const nlohmann::json& key = body.contains("key") ? body["key"] : nlohmann::json();
-  const nlohmann::json& ms = body.contains("ms") ? body["ms"] : nlohmann::json();
-  std::string wrong;
-  if (!can_locked("pause_after_send")) {
-    wrong = "sent a paused event without the pause_after_send capability";
-  } else if (!key.is_string() || !ms.is_number_integer() || ms.get<std::int64_t>() <= 0) {
-    wrong = "sent a paused event without a key and a positive ms";
-  } else if (pause_.state == State::kAbandoned) {
+  static const EventRule kPaused{"pause_after_send", {{"key", Must::kString}, {"ms", Must::kPositive}},
+                                 "a key and a positive ms"};
+  auto refuse = [&](const std::string& why) {
+    break_locked(why + ": " + quoted(line));
+    return std::nullopt;
+  };
+  if (std::string wrong = event_fault(body, "paused", kPaused, can_locked(kPaused.capability)); !wrong.empty()) {
+    return refuse(wrong);
+  }
+  if (pause_.state == State::kAbandoned) {
     std::cerr << "adapter " << settings_.adapter->name << ": a paused event after its acquire's deadline, ignored: "
               << line << std::endl;
     return std::nullopt;
-  } else if (pause_.state != State::kInFlight) {
-    wrong = "sent a paused event while no acquire with pause_after_send_ms was in flight";
-  } else if (pause_.paused) {
-    wrong = "sent a second paused event in one acquire";
-  } else if (key.get<std::string>() != pause_.key || ms.get<std::int64_t>() != pause_.ms) {
-    wrong = "sent a paused event that is not for the acquire in flight (key \"" + pause_.key +
-            "\", pause_after_send_ms " + std::to_string(pause_.ms) + ")";
   }
-  if (!wrong.empty()) {
-    break_locked(wrong + ": " + quoted(line));
-    return std::nullopt;
+  if (pause_.state != State::kInFlight) {
+    return refuse("sent a paused event while no acquire with pause_after_send_ms was in flight");
+  }
+  if (pause_.paused) return refuse("sent a second paused event in one acquire");
+  if (body["key"] != pause_.key || body["ms"] != pause_.ms) {
+    return refuse("sent a paused event that is not for the acquire in flight (key \"" + pause_.key +
+                  "\", pause_after_send_ms " + std::to_string(pause_.ms) + ")");
   }
   pause_.paused = true;
   LibraryNotice n;
@@ -223,7 +264,7 @@ std::optional<LibraryNotice> AdapterLockClient::paused_event_locked(const nlohma
 }
 
 void AdapterLockClient::reply_locked(const nlohmann::json& body, const std::string& line) {
-  const nlohmann::json& in_reply_to = body.contains("in_reply_to") ? body["in_reply_to"] : nlohmann::json();
+  const nlohmann::json& in_reply_to = member(body, "in_reply_to");
   if (!in_reply_to.is_number_integer()) {
     break_locked("sent a message that is neither a reply nor an event: " + quoted(line));
     return;
@@ -265,7 +306,7 @@ LockResult AdapterLockClient::outcome(const Reply& r, const char* op) const {
     broken("answered " + std::string(op) + " with " + quoted(r.body.dump()));
   }
   const std::int64_t code = r.body["code"].get<std::int64_t>();
-  const nlohmann::json& text = r.body.contains("text") ? r.body["text"] : nlohmann::json();
+  const nlohmann::json& text = member(r.body, "text");
   res.outcome = kDefiniteCodes.contains(code) ? Outcome::kFail : Outcome::kUnknown;
   res.error = settings_.adapter->library + " error " + std::to_string(code) + ": " +
               (text.is_string() ? text.get<std::string>() : text.dump());
@@ -284,16 +325,31 @@ LockResult AdapterLockClient::acquire(const std::string& key, milliseconds ttl) 
   LockResult res = outcome(r, "acquire");
   res.paused_after_send = r.paused;
   if (res.outcome != Outcome::kOk) return res;
-  const nlohmann::json& lease = r.body.contains("lease") ? r.body["lease"] : nlohmann::json();
-  const nlohmann::json& token = r.body.contains("token") ? r.body["token"] : nlohmann::json();
+  const nlohmann::json& lease = member(r.body, "lease");
+  const nlohmann::json& token = member(r.body, "token");
   if (lease.is_null()) broken("answered acquire_ok without a lease: " + quoted(r.body.dump()));
   if (!token.is_null() && !token.is_number_integer()) {
     broken("answered acquire_ok with a token that is no integer: " + quoted(r.body.dump()));
   }
-  Grant g{key, std::nullopt, std::to_string(instance_) + ":" + (lease.is_string() ? lease.get<std::string>() : lease.dump())};
+  Grant g{key, std::nullopt, owner_of(instance_, lease.is_string() ? lease.get<std::string>() : lease.dump())};
   if (token.is_number_integer()) g.token = token.get<std::int64_t>();
+  g.promise = promise_in(r.body);
   res.grant = std::move(g);
   return res;
+}
+
+std::optional<Promise> AdapterLockClient::promise_in(const nlohmann::json& ok) const {
+  const nlohmann::json& valid = member(ok, "valid_ms");
+  const nlohmann::json& bound = member(ok, "bound");
+  if (!valid.is_null() && !valid.is_number_integer()) {
+    broken("answered acquire_ok with a valid_ms that is neither an integer nor null: " + quoted(ok.dump()));
+  }
+  if (!bound.is_null() && !bound.is_string()) {
+    broken("answered acquire_ok with a bound that is no string: " + quoted(ok.dump()));
+  }
+  if (!ok.contains("valid_ms")) return std::nullopt;  // the library cannot say
+  if (valid.is_number_integer()) return Promise::lasting(milliseconds(valid.get<std::int64_t>()));
+  return Promise::bound_to(bound.is_string() ? bound.get<std::string>() : "");
 }
 
 // A grant of a replaced adapter: that process is gone, and with it whatever it could do.

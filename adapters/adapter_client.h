@@ -8,13 +8,19 @@
 // the next call: the old one may still be acting, so nothing it says is trusted again.
 //
 // A broken adapter is not a result about its library: a line on stdout that is no
-// protocol message, a reply to a msg_id never sent, a `lost` without the capability or
-// without its key and lease, a `paused` that PROTOCOL.md's rules forbid (no capability; no
-// acquire with pause_after_send_ms in flight; another key or ms; twice), an exit nobody
-// asked for, or no first `init_ok` within the init timeout throw AdapterBroken, whose
-// message names the adapter and quotes its stderr (the log). A replacement that does not
-// answer `init` in time is only an unknown outcome (a paused client resumes with every
-// deadline passed). Events go to the NoticeListener: `lost` as kLost, `paused` as kPaused.
+// protocol message, a reply to a msg_id never sent, an `acquire_ok` without a lease or with
+// a token, valid_ms or bound of the wrong kind, a `lost` without the capability or without
+// its key and lease, a `renewed` without auto_renew or without its key, lease and integer
+// valid_ms, a `paused` that PROTOCOL.md's rules forbid (no capability; no acquire with
+// pause_after_send_ms in flight; another key or ms; twice), an exit nobody asked for, or no
+// first `init_ok` within the init timeout throw AdapterBroken, whose message names the
+// adapter and quotes its stderr (the log). A replacement that does not answer `init` in
+// time is only an unknown outcome (a paused client resumes with every deadline passed).
+// Events go to the NoticeListener: `lost` as kLost, `paused` as kPaused, `renewed` as
+// kRenewed (valid = its valid_ms).
+//
+// The promise (Grant::promise): acquire_ok's valid_ms, an integer, is Promise::lasting; null
+// is Promise::bound_to(its `bound`, "" when absent); no valid_ms member is no promise.
 //
 // pause-after-send: a `paused` event read while its acquire is in flight is told to the
 // listener before that acquire returns, and the acquire's paused_after_send (also
@@ -106,8 +112,9 @@ class AdapterLockClient final : public LockClient {
   std::optional<std::string> lease_of(const std::string& owner) const;
   void on_line(const std::string& line, std::uint64_t instance);
   // The events and replies on_line reads, with mu_ held; an event returns its notice.
-  std::optional<LibraryNotice> lost_event_locked(const nlohmann::json& body, const std::string& line,
-                                                 std::uint64_t instance);
+  // `lost` and `renewed`: events about one grant (key and lease) of adapter `instance`.
+  std::optional<LibraryNotice> grant_event_locked(const nlohmann::json& body, const std::string& line,
+                                                  std::uint64_t instance);
   std::optional<LibraryNotice> paused_event_locked(const nlohmann::json& body, const std::string& line);
   void reply_locked(const nlohmann::json& body, const std::string& line);
   void break_locked(const std::string& why);  // the first reason the adapter broke is kept
@@ -115,6 +122,9 @@ class AdapterLockClient final : public LockClient {
   void on_end(const std::string& how);
   [[noreturn]] void broken(const std::string& what) const;
   LockResult outcome(const Reply& r, const char* op) const;
+  // The promise of an acquire_ok (its valid_ms and bound); nullopt without valid_ms. Throws
+  // AdapterBroken for a valid_ms neither integer nor null, or a bound that is no string.
+  std::optional<Promise> promise_in(const nlohmann::json& ok) const;
 
   const AdapterSettings settings_;
   std::uint64_t instance_ = 0;  // adapters started so far; the current one's number

@@ -1,7 +1,8 @@
 // fencecheck adapter for Apache Curator's InterProcessMutex (curator-recipes) over ZooKeeper.
 // Protocol: adapters/PROTOCOL.md, plumbing in adapters/lib/java/Protocol.java.
-// Lease = the lock node's path; token = its czxid; a lost event for every held lock when
-// Curator reports the connection state LOST (SUSPENDED is only logged: "unknown", not lost).
+// Lease = the lock node's path; token = its czxid; valid_ms null, bound "session"; a lost
+// event for every held lock when Curator reports the connection state LOST (SUSPENDED is
+// only logged: "unknown", not lost).
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.InputStream;
@@ -111,7 +112,8 @@ public final class Adapter {
       Protocol.log(String.format("acquire: %s is owned by session 0x%x, ours is 0x%x", lease, stat.getEphemeralOwner(), session));
     held.put(lease, new Held(key, m));
     ObjectNode ok = proto.body("acquire_ok").put("lease", lease).put("token", stat.getCzxid());
-    return ok.putNull("valid_ms");
+    // No time promise: the lock node is ephemeral and lasts as long as the ZooKeeper session.
+    return ok.putNull("valid_ms").put("bound", "session");
   }
 
   static ObjectNode release(JsonNode body) throws Exception {

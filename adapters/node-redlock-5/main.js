@@ -52,7 +52,7 @@ A.run({
   },
 
   handlers: {
-    async acquire(body) {
+    async acquire(body, gen, received) {
       A.need(body, { key: 'string', ttl_ms: 'positive_ms', timeout_ms: 'ms' });
       const retryCount = Math.max(0, Math.floor(body.timeout_ms / RETRY_DELAY_MS));
       let lock;
@@ -63,9 +63,11 @@ A.run({
         throw await classify(err, A.CODES.UNAVAILABLE);
       }
       locks.set(lock.value, lock);
-      // Not clamped: redlock 5 computes expiration from a start taken before all retries
-      // and does not check it before returning, so this can be <= 0.
-      return { lease: lock.value, token: null, valid_ms: lock.expiration - Date.now() };
+      // Counted from this request's receipt (PROTOCOL.md), not from the reply, and not
+      // clamped: redlock 5 computes expiration from a start taken before all retries and does
+      // not check it before returning, so a lease that ran out during the acquire (a pause
+      // after send) shows a valid_ms smaller than the time the acquire took.
+      return { lease: lock.value, token: null, valid_ms: lock.expiration - received };
     },
 
     async release(body) {
@@ -79,7 +81,7 @@ A.run({
       return { held_at_release: true }; // the value was deleted on a quorum of masters
     },
 
-    async extend(body) {
+    async extend(body, gen, received) {
       A.need(body, { ttl_ms: 'positive_ms' });
       const lock = heldLock(body);
       let replacement;
@@ -89,7 +91,7 @@ A.run({
         throw await classify(err, A.CODES.PRECONDITION);
       }
       locks.set(body.lease, replacement);
-      return { valid_ms: replacement.expiration - Date.now() };
+      return { valid_ms: replacement.expiration - received }; // as acquire's
     },
   },
 });

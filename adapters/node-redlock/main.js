@@ -59,7 +59,7 @@ A.run({
   },
 
   handlers: {
-    async acquire(body) {
+    async acquire(body, gen, received) {
       A.need(body, { key: 'string', ttl_ms: 'positive_ms', timeout_ms: 'ms' });
       const r = redlock(Math.max(0, Math.floor(body.timeout_ms / RETRY_DELAY_MS)), 'lockScript');
       let lock;
@@ -69,7 +69,9 @@ A.run({
         throw classify(err, r, A.CODES.UNAVAILABLE);
       }
       locks.set(lock.value, lock);
-      return { lease: lock.value, token: null, valid_ms: lock.expiration - Date.now() };
+      // Counted from this request's receipt (PROTOCOL.md), not from the reply: the library
+      // measures from each attempt's start, which comes later.
+      return { lease: lock.value, token: null, valid_ms: lock.expiration - received };
     },
 
     async release(body) {
@@ -84,7 +86,7 @@ A.run({
       return { held_at_release: true }; // the value was deleted on a quorum of masters
     },
 
-    async extend(body) {
+    async extend(body, gen, received) {
       A.need(body, { ttl_ms: 'positive_ms' });
       const lock = heldLock(body);
       const r = redlock(0, 'extendScript');
@@ -95,7 +97,7 @@ A.run({
       } catch (err) {
         throw classify(err, r, A.CODES.PRECONDITION);
       }
-      return { valid_ms: lock.expiration - Date.now() };
+      return { valid_ms: lock.expiration - received }; // as acquire's
     },
   },
 });

@@ -2,7 +2,9 @@
 
 Protocol: adapters/PROTOCOL.md. One Lock object per key (the one of the key's latest
 grant), kept for release and extend, used the way a redis-py user would use it.
-Capabilities: extend. No fencing token, no validity claim, no lost event: redis-py has none.
+Capabilities: extend. No fencing token, no lost event: redis-py has none. valid_ms is the PX
+the library sets (its SET NX PX on acquire, its PEXPIRE on extend): int(seconds * 1000), as
+redis-py computes it, counted from the request's receipt, before the command is sent.
 
 redis-py's Lock.release() forgets its token *before* the round trip (lock.py:252), so a
 release that failed on the network leaves the lock object unable to release or extend the
@@ -59,6 +61,11 @@ def init(body):
     return {"library": "redis", "version": redis.__version__, "capabilities": ["extend"]}
 
 
+def px(seconds):
+    """The PX redis-py sets for a timeout in seconds (lock.py: int(timeout * 1000))."""
+    return int(seconds * 1000)
+
+
 def acquire(body):
     key = field(body, "key", "str")
     ttl_ms = field(body, "ttl_ms", "int")
@@ -73,7 +80,8 @@ def acquire(body):
         raise OpError(TEMPORARILY_UNAVAILABLE, "not acquired within %d ms" % timeout_ms)
     lease = lock.local.token.decode("ascii")
     state["locks"][key] = (lock, lease)
-    return {"lease": lease, "token": None, "valid_ms": None}
+    # A ttl_ms of 0 would be a Lock without timeout: a SET without PX, no time promised.
+    return {"lease": lease, "token": None, "valid_ms": px(lock.timeout) if lock.timeout else None}
 
 
 def lock_of(body):
@@ -101,16 +109,16 @@ def release(body):
 
 def extend(body):
     lock = lock_of(body)
-    ttl_ms = field(body, "ttl_ms", "int")
+    seconds = field(body, "ttl_ms", "int") / 1000.0
     try:
-        lock.extend(ttl_ms / 1000.0, replace_ttl=True)
+        lock.extend(seconds, replace_ttl=True)
     except LockNotOwnedError as e:  # the extend script found another token or none
         raise OpError(PRECONDITION_FAILED, "LockNotOwnedError: %s" % e)
     except LockError as e:  # no token held (see release)
         raise OpError(PRECONDITION_FAILED, "LockError: %s (no token left in the Lock; Redis was not asked)" % e)
     except RedisError as e:
         raise indefinite("extend", e)
-    return {"valid_ms": None}
+    return {"valid_ms": px(seconds)}
 
 
 if __name__ == "__main__":

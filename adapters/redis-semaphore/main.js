@@ -8,6 +8,26 @@ const { Mutex, TimeoutError } = require('redis-semaphore');
 let client = null;
 let mutexes = new Map(); // key -> the Mutex that acquired it (refreshing until released/lost)
 
+// A background refresh that succeeded is a renewal (capability auto_renew), told as a
+// `renewed` event. The library has no hook for it: its refresh timer (Lock._processRefresh,
+// every refreshInterval) calls the instance's _refresh() (mutex/refresh.js, a pexpire of
+// lockTimeout if the key is still ours) and takes true for refreshed, so _refresh is wrapped on
+// this one instance, once acquired. valid_ms: lockTimeout less what passed since the refresh
+// was sent (a monotonic clock), so that the event's arrival plus valid_ms is never later than
+// the end that pexpire set. Only for the current grant of a live process.
+function reportRenewals(mutex, key, gen, lockTimeout) {
+  const refresh = mutex._refresh;
+  mutex._refresh = async function refreshReported() {
+    const sent = performance.now();
+    const refreshed = await refresh.call(this);
+    if (refreshed && this.isAcquired && gen === A.generation() && mutexes.get(key) === this) {
+      A.event('renewed', { key, lease: this.identifier,
+        valid_ms: Math.floor(lockTimeout - (performance.now() - sent)) });
+    }
+    return refreshed;
+  };
+}
+
 function resetMutexes() {
   for (const m of mutexes.values()) m.stopRefresh();
   mutexes = new Map();
@@ -60,8 +80,10 @@ A.run({
         mutex.stopRefresh(); // acquired for a process retired meanwhile: stop renewing it
       } else {
         mutexes.set(key, mutex);
+        reportRenewals(mutex, key, gen, body.ttl_ms);
       }
-      return { lease: mutex.identifier, token: null, valid_ms: null };
+      // The PX of its SET NX, which was sent after this request came.
+      return { lease: mutex.identifier, token: null, valid_ms: body.ttl_ms };
     },
 
     async release(body) {

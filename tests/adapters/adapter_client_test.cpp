@@ -3,7 +3,8 @@
 // servers, a Python process per case). Every way an adapter can break its protocol throws
 // AdapterBroken naming the adapter and quoting its stderr; a missing reply is an unknown
 // outcome after which a fresh adapter serves; error codes map to fail or unknown; a pause
-// after send counts only when the adapter's `paused` event says it began.
+// after send counts only when the adapter's `paused` event says it began; acquire_ok's
+// valid_ms and bound become the grant's promise, and `renewed` needs auto_renew.
 #include "adapters/adapter_client.h"
 
 #include <signal.h>
@@ -16,12 +17,15 @@
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "tests/adapters/broken/broken_adapter.h"
 #include "tests/adapters/paused_notices.h"
+#include "tests/runtime/test_util.h"
 #include "tests/support/setup_sh.h"
 
 namespace fencecheck {
@@ -80,6 +84,9 @@ TEST_F(BrokenAdapterTest, AWellBehavedPeerAnswersEveryOp) {
   ASSERT_TRUE(got.grant.has_value());
   EXPECT_FALSE(got.grant->owner.empty());
   EXPECT_FALSE(got.grant->token.has_value()) << "the peer gives no token, and none may be invented";
+  ASSERT_TRUE(got.grant->promise.has_value()) << "valid_ms null is a promise bound to something unsaid";
+  EXPECT_FALSE(got.grant->promise->valid_ms.has_value());
+  EXPECT_EQ(got.grant->promise->bound, "");
   EXPECT_EQ(c.release(*got.grant).outcome, Outcome::kOk);
   LockResult ext = c.extend(*got.grant, milliseconds(1000));
   EXPECT_EQ(ext.outcome, Outcome::kFail) << "no extend capability: not supported, definitely not done";
@@ -216,6 +223,92 @@ TEST_F(PauseEventTest, APausedEventWithoutTheCapabilityIsABrokenAdapter) {
   std::string m = broken_message([&] { c.acquire("l0", milliseconds(1000)); });
   EXPECT_NE(m.find("sent a paused event without the pause_after_send capability"), std::string::npos) << m;
   EXPECT_TRUE(notices().empty());
+}
+
+// PROTOCOL.md, acquire_ok's valid_ms and bound: an integer is a validity, null a lock bound to
+// what `bound` names, no member no promise at all. The promise mode's key picks the reply.
+TEST_F(BrokenAdapterTest, AnAcquireOkCarriesThePromiseItsValidMsAndBoundSay) {
+  AdapterLockClient c(settings("promise"));
+  auto promise_of = [&](const std::string& key) -> std::optional<Promise> {
+    LockResult r = c.acquire(key, milliseconds(1000));
+    EXPECT_EQ(r.outcome, Outcome::kOk) << key << ": " << r.error;
+    return r.grant ? r.grant->promise : std::nullopt;
+  };
+  std::optional<Promise> ms = promise_of("ms");
+  ASSERT_TRUE(ms.has_value());
+  EXPECT_EQ(ms->valid_ms, 1234);
+  EXPECT_EQ(ms->bound, "");
+  std::optional<Promise> session = promise_of("session");
+  ASSERT_TRUE(session.has_value());
+  EXPECT_EQ(session->valid_ms, std::nullopt);
+  EXPECT_EQ(session->bound, "session");
+  EXPECT_EQ(session->to_json(), (nlohmann::json{{"valid_ms", nullptr}, {"bound", "session"}}));
+  std::optional<Promise> unsaid = promise_of("null");
+  ASSERT_TRUE(unsaid.has_value()) << "valid_ms null without bound is still a promise of no time";
+  EXPECT_EQ(unsaid->valid_ms, std::nullopt);
+  EXPECT_EQ(unsaid->bound, "");
+  EXPECT_EQ(promise_of("none"), std::nullopt) << "no valid_ms: the library cannot say";
+}
+
+TEST_F(BrokenAdapterTest, AValidMsNeitherIntegerNorNullIsABrokenAdapter) {
+  AdapterLockClient c(settings("promise"));
+  std::string m = broken_message([&] { c.acquire("bad-ms", milliseconds(1000)); });
+  EXPECT_NE(m.find("answered acquire_ok with a valid_ms that is neither an integer nor null: "), std::string::npos)
+      << m;
+  EXPECT_NE(m.find("\"valid_ms\":\"soon\""), std::string::npos) << "the reply is quoted: " << m;
+  EXPECT_NE(m.find("broken adapter: mode=promise"), std::string::npos) << m;
+}
+
+TEST_F(BrokenAdapterTest, ABoundThatIsNoStringIsABrokenAdapter) {
+  AdapterLockClient c(settings("promise"));
+  std::string m = broken_message([&] { c.acquire("bad-bound", milliseconds(1000)); });
+  EXPECT_NE(m.find("answered acquire_ok with a bound that is no string: "), std::string::npos) << m;
+  EXPECT_NE(m.find("\"bound\":5"), std::string::npos) << "the reply is quoted: " << m;
+}
+
+// `renewed` (PROTOCOL.md, "Events"): from an adapter with auto_renew it is a kRenewed notice
+// for the grant its lease names; without the capability, or without an integer valid_ms, the
+// adapter is broken.
+TEST_F(BrokenAdapterTest, ARenewedEventIsToldAsARenewalOfItsGrant) {
+  AdapterLockClient c(settings("renew"));
+  std::mutex mu;
+  std::vector<LibraryNotice> renewed;
+  c.set_notice_listener([&](const LibraryNotice& n) {
+    std::lock_guard lock(mu);
+    if (n.kind == LibraryNotice::Kind::kRenewed) renewed.push_back(n);
+  });
+  LockResult r = c.acquire("l0", milliseconds(1000));
+  ASSERT_EQ(r.outcome, Outcome::kOk) << r.error;
+  ASSERT_TRUE(r.grant.has_value());
+  EXPECT_TRUE(testing::eventually([&] {
+    std::lock_guard lock(mu);
+    return !renewed.empty();
+  })) << "no renewed notice";
+  c.set_notice_listener(nullptr);
+  std::lock_guard lock(mu);
+  ASSERT_EQ(renewed.size(), 1u);
+  EXPECT_EQ(renewed[0].key, "l0");
+  EXPECT_EQ(renewed[0].owner, r.grant->owner) << "the owner is the instance's prefix and the lease, as for lost";
+  EXPECT_EQ(renewed[0].valid, milliseconds(700));
+}
+
+TEST_F(BrokenAdapterTest, ARenewedEventWithoutAutoRenewIsABrokenAdapter) {
+  AdapterLockClient c(settings("renew-no-cap"));
+  std::string m = broken_message([&] {
+    c.acquire("l0", milliseconds(1000));  // its reply comes before the event
+    c.acquire("l1", milliseconds(1000));
+  });
+  EXPECT_NE(m.find("sent a renewed event without the auto_renew capability: "), std::string::npos) << m;
+  EXPECT_NE(m.find("broken adapter: mode=renew-no-cap"), std::string::npos) << m;
+}
+
+TEST_F(BrokenAdapterTest, ARenewedEventWithoutAnIntegerValidMsIsABrokenAdapter) {
+  AdapterLockClient c(settings("renew-malformed"));
+  std::string m = broken_message([&] {
+    c.acquire("l0", milliseconds(1000));
+    c.acquire("l1", milliseconds(1000));
+  });
+  EXPECT_NE(m.find("sent a renewed event without a key, a lease and an integer valid_ms: "), std::string::npos) << m;
 }
 
 TEST(AdapterRegistry, EveryAdapterHasItsFolderItsRunAndItsPackagesInstalledBySetup) {

@@ -6,7 +6,8 @@
 // Each case: init; acquire (lease, token only with the capability, tokens growing); a held
 // lock as a definite error (11) for another client; release; extend where supported; an
 // indefinite outcome while every server is paused, and a usable client after; a `lost` event
-// where the library has one (and none invented where it has not); pause-after-send and its
+// where the library has one (and none invented where it has not); the promise of every grant
+// and a `renewed` event where the library renews by itself; pause-after-send and its
 // `paused` event where the registry says the adapter can (and none where not); the adapter
 // inside the test's process group and under a clock offset from libfcclock.so.
 //
@@ -52,6 +53,16 @@ TEST_P(AdapterConformanceTest, AcquireGrantsALeaseAndATokenOnlyWithTheCapability
   EXPECT_FALSE(g1.grant->owner.empty()) << "a grant without a lease";
   EXPECT_EQ(g1.grant->token.has_value(), a.can("token"))
       << describe(g1) << ": a token is there exactly when the adapter has capability \"token\"";
+  // The promise (PROTOCOL.md, valid_ms): every adapter here can say one, a validity counted
+  // from the request's receipt (so never beyond the ttl asked), or what the lock lives by.
+  ASSERT_TRUE(g1.grant->promise.has_value()) << describe(g1) << ": acquire_ok without valid_ms";
+  if (const std::optional<std::int64_t> valid = g1.grant->promise->valid_ms) {
+    EXPECT_GT(*valid, 0) << "an uncontended grant promised nothing";
+    EXPECT_LE(*valid, kLongTtl.count()) << "a promise beyond the ttl asked";
+  } else {
+    EXPECT_FALSE(g1.grant->promise->bound.empty()) << "valid_ms null without a bound saying what the lock lives by";
+  }
+  std::cout << "[ " << adapter_->name << " ] promise " << g1.grant->promise->to_json().dump() << "\n";
 
   LockResult r1 = a.release(*g1.grant);
   ASSERT_EQ(r1.outcome, Outcome::kOk) << describe(r1);
@@ -203,6 +214,44 @@ TEST_P(AdapterConformanceTest, LostEventOnlyWhereTheLibraryHasOne) {
     std::lock_guard lock(mu);
     EXPECT_TRUE(lost.empty()) << "a library without lost_event sent one: key " << lost[0].key << ", lease "
                               << lost[0].owner << ", reason " << lost[0].reason;
+  }
+}
+
+// A library that renews by itself (auto_renew) says so after each renewal: `renewed` for the
+// grant, with a validity no longer than the ttl, and the lock outlives its first ttl. (Without
+// the capability a `renewed` breaks the adapter, which adapter_client_test covers.)
+TEST_P(AdapterConformanceTest, RenewalsAreToldWhereTheLibraryRenews) {
+  AdapterLockClient& a = client("c1");
+  if (!a.can("auto_renew")) return;
+  AdapterLockClient& b = client("c2");
+  struct Told {
+    std::mutex mu;
+    std::vector<LibraryNotice> renewed;
+  };
+  auto told = std::make_shared<Told>();  // shared: a notice may still be told as the test ends
+  a.set_notice_listener([told](const LibraryNotice& n) {
+    std::lock_guard lock(told->mu);
+    if (n.kind == LibraryNotice::Kind::kRenewed) told->renewed.push_back(n);
+  });
+  const milliseconds ttl = 1000ms;
+  LockResult ga = a.acquire("k", ttl);
+  ASSERT_EQ(ga.outcome, Outcome::kOk) << describe(ga);
+  EXPECT_TRUE(eventually([&] {
+    std::lock_guard lock(told->mu);
+    return told->renewed.size() >= 2;
+  }, 5s)) << "fewer than two renewed notices within 5 s of a " << ttl.count() << " ms grant";
+  LockResult gb = b.acquire("k", kLongTtl);
+  EXPECT_EQ(gb.outcome, Outcome::kFail) << "the renewed lock was taken past its first ttl: " << describe(gb);
+  std::lock_guard lock(told->mu);
+  const std::vector<LibraryNotice>& renewed = told->renewed;
+  for (const LibraryNotice& n : renewed) {
+    EXPECT_EQ(n.key, "k");
+    EXPECT_EQ(n.owner, ga.grant->owner) << "the renewed event names another lease";
+    EXPECT_GT(n.valid, 0ms);
+    EXPECT_LE(n.valid, ttl);
+  }
+  if (!renewed.empty()) {
+    std::cout << "[ " << adapter_->name << " ] renewed, valid " << renewed[0].valid.count() << " ms\n";
   }
 }
 

@@ -1,6 +1,7 @@
 // `fencecheck run --client NAME` end to end with real servers (label `integration`): a broken
 // adapter is never a safe library (adapters/PROTOCOL.md, "A broken adapter…"), a library's
-// `lost` events reach the history, the client is recorded for a rerun, and an adapter on a
+// `lost` and `renewed` events reach the history, every grant records the promise its adapter
+// said (acquire_ok's valid_ms), the client is recorded for a rerun, and an adapter on a
 // backend it does not fit is refused before anything starts.
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -17,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "adapters/registry.h"
+#include "backends/lock_client.h"
 #include "tests/integration/run_fixture.h"
 
 namespace fencecheck::testing {
@@ -39,6 +41,28 @@ std::optional<std::string> install_problem(const std::string& name, const fs::pa
   std::optional<std::string> problem = adapter_install_problem(*a);
   ::unsetenv("FENCECHECK_ADAPTERS_DIR");
   return problem;
+}
+
+// The acquire ok values of a run's history: how many there are, and the first whose promise
+// (its valid_ms and bound members) is not `expected` (Promise::to_json), "" when none.
+struct Promises {
+  std::size_t granted = 0;
+  std::string first_other;
+};
+Promises promises_in(const fs::path& run_dir, const json& expected) {
+  Promises p;
+  std::ifstream history(run_dir / "history.jsonl");
+  for (std::string line; std::getline(history, line);) {
+    json e = json::parse(line);
+    if (e.value("type", "") != "ok" || e.value("f", "") != "acquire") continue;
+    ++p.granted;
+    json said = json::object();
+    for (const char* name : {"valid_ms", "bound"}) {
+      if (e["value"].contains(name)) said[name] = e["value"][name];
+    }
+    if (said != expected && p.first_other.empty()) p.first_other = line;
+  }
+  return p;
 }
 
 // Runs with FENCECHECK_ADAPTERS_DIR pointing at a folder of its own, where redis-py is
@@ -107,22 +131,37 @@ INSTANTIATE_TEST_SUITE_P(Modes, BrokenAdapterRunTest,
 using AdapterRunTest = RunTest;
 
 // redis-semaphore's onLockLost, a paused holder's refresh finding its lock gone, is a
-// `notice` line in the history; the run remembers its client in config.json and repro.sh.
-TEST_F(AdapterRunTest, RedisSemaphoreLostEventsReachTheHistory) {
+// `notice` line in the history, and so is each refresh of a hold longer than 0.8 ttl (`renewed`,
+// with the validity it promised); every grant promised the lockTimeout (the run's 1000 ms
+// ttl). The run remembers its client in config.json and repro.sh.
+TEST_F(AdapterRunTest, RedisSemaphoreLostAndRenewedEventsReachTheHistory) {
   if (auto problem = install_problem("redis-semaphore", fs::path(FENCECHECK_BIN).parent_path() / "adapters")) {
     if (std::getenv("CI") != nullptr) FAIL() << *problem << " (CI must run scripts/setup.sh)";
     GTEST_SKIP() << *problem;
   }
-  CommandResult r =
-      run("--client redis-semaphore --backend redis --nemesis pause-holder --pause-ms 2500 --time-limit 15");
+  CommandResult r = run(
+      "--client redis-semaphore --backend redis --nemesis pause-holder --pause-ms 2500 --hold-ms 1500 --time-limit 15");
   ASSERT_NE(r.code, 3) << r.out;
   ASSERT_FALSE(run_dir().empty()) << r.out;
-  std::size_t lost = 0;
+  std::size_t lost = 0, renewed = 0;
+  std::string bad_renewal;
   std::ifstream history(run_dir() / "history.jsonl");
   for (std::string line; std::getline(history, line);) {
-    lost += line.find("\"type\":\"notice\"") != std::string::npos && line.find("\"f\":\"lost\"") != std::string::npos;
+    json e = json::parse(line);
+    if (e.value("type", "") != "notice") continue;
+    lost += e.value("f", "") == "lost";
+    if (e.value("f", "") != "renewed") continue;
+    ++renewed;
+    const json& valid = e["value"]["valid_ms"];
+    // <= 0 is possible: a refresh whose reply waited out a pause of the client.
+    if (!valid.is_number_integer() || valid.get<std::int64_t>() > 1000) bad_renewal = line;
   }
   EXPECT_GE(lost, 1u) << "no lost notice in the history\n" << r.out;
+  EXPECT_GE(renewed, 1u) << "no renewed notice in the history\n" << r.out;
+  EXPECT_EQ(bad_renewal, "") << "a renewal promises an integer valid_ms, at most the lockTimeout";
+  Promises p = promises_in(run_dir(), Promise::lasting(std::chrono::milliseconds(1000)).to_json());
+  EXPECT_GE(p.granted, 1u) << r.out;
+  EXPECT_EQ(p.first_other, "") << "every grant promises the lockTimeout, valid_ms 1000";
   json config = json::parse(std::ifstream(run_dir() / "config.json"));
   EXPECT_EQ(config["client"], "redis-semaphore") << config.dump(2);
   EXPECT_NE(read_all(run_dir() / "repro.sh").find("'--client' 'redis-semaphore'"), std::string::npos)
@@ -130,7 +169,8 @@ TEST_F(AdapterRunTest, RedisSemaphoreLostEventsReachTheHistory) {
 }
 
 // A pause of a client is a pause of its library: the adapter, the worker's child in the
-// worker's process group, is stopped while the nemesis holds the worker stopped.
+// worker's process group, is stopped while the nemesis holds the worker stopped. Its grants
+// record redis-py's promise.
 TEST_F(AdapterRunTest, APausedClientFreezesItsAdapterToo) {
   if (auto problem = install_problem("redis-py", fs::path(FENCECHECK_BIN).parent_path() / "adapters")) {
     if (std::getenv("CI") != nullptr) FAIL() << *problem << " (CI must run scripts/setup.sh)";
@@ -166,6 +206,10 @@ TEST_F(AdapterRunTest, APausedClientFreezesItsAdapterToo) {
     EXPECT_EQ(::getpgid(child.pid), worker) << "the adapter is not in its worker's process group";
   }
   EXPECT_NE(exit_code(controller), 3) << controller_log();
+  // redis-py promises the PX of its SET, the run's 1000 ms ttl.
+  Promises p = promises_in(run_dir(), Promise::lasting(std::chrono::milliseconds(1000)).to_json());
+  EXPECT_GE(p.granted, 1u) << controller_log();
+  EXPECT_EQ(p.first_other, "") << "every redis-py grant promises valid_ms 1000";
 }
 
 // node-redlock locks on redlock's masters: with --backend redis it is bad input, refused

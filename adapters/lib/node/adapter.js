@@ -86,10 +86,12 @@ function hostPort(endpoint) {
 
 // spec: {library, version, capabilities, init(body, gen), handlers: {acquire, release, extend}}
 // init resets the library state (a later init follows a retired process) and may return extra
-// init_ok fields. A handler returns the fields of its `<type>_ok` reply, or throws fail(code,
-// text); any other exception becomes an indefinite error (13).
+// init_ok fields. A handler, called as handler(body, gen, received) with `received` the
+// Date.now() at which its request line was read (what valid_ms counts from, PROTOCOL.md),
+// returns the fields of its `<type>_ok` reply, or throws fail(code, text); any other exception
+// becomes an indefinite error (13).
 function run(spec) {
-  async function handle(body) {
+  async function handle(body, received) {
     if (body.type === 'init') {
       need(body, { node_id: 'string' });
       if (!body.backend || !Array.isArray(body.backend.endpoints) || !body.backend.endpoints.length) {
@@ -107,7 +109,7 @@ function run(spec) {
       ? spec.handlers[body.type] : null;
     if (!handler) throw fail(CODES.NOT_SUPPORTED, `unsupported request type ${body.type}`);
     if (!initialized) throw fail(CODES.ABORT, 'no init (or init not finished) yet');
-    return handler(body, generation);
+    return handler(body, generation, received);
   }
 
   async function onLine(line) {
@@ -122,7 +124,7 @@ function run(spec) {
     if (self === null && msg.dest) self = msg.dest;
     const started = Date.now();
     try {
-      const fields = await handle(body);
+      const fields = await handle(body, started);
       send({ ...fields, type: `${body.type}_ok`, in_reply_to: body.msg_id });
     } catch (err) {
       const code = err instanceof ProtocolError ? err.code : CODES.CRASH;

@@ -19,6 +19,13 @@ The pause modes declare capability pause_after_send and behave as ok, except:
   pause-stray    sends a paused event in every acquire, with or without pause_after_send_ms
   pause-late     answers an acquire with pause_after_send_ms first, then sends its paused event
   pause-no-cap   like pause-stray, without declaring the capability
+The promise mode behaves as ok, except that an acquire's key picks its acquire_ok's promise:
+  "ms" valid_ms 1234; "session" valid_ms null, bound "session"; "null" valid_ms null alone;
+  "none" no valid_ms; "bad-ms" valid_ms "soon"; "bad-bound" valid_ms null, bound 5.
+The renew modes behave as ok, and follow each acquire_ok with a renewed event for its lease:
+  renew            declares auto_renew; {"type":"renewed","key":K,"lease":L,"valid_ms":700}
+  renew-no-cap     the same event without declaring auto_renew
+  renew-malformed  declares auto_renew; the event's valid_ms is "soon"
 In every mode it exits with status 0 when stdin ends. An unknown mode exits with status 2.
 """
 import os
@@ -31,7 +38,8 @@ import adapter  # noqa: E402
 from adapter import log  # noqa: E402
 
 MODES = ("ok", "no-init", "garbage", "exit", "hang", "bad-reply",
-         "pause", "no-pause", "pause-twice", "pause-stray", "pause-late", "pause-no-cap")
+         "pause", "no-pause", "pause-twice", "pause-stray", "pause-late", "pause-no-cap",
+         "promise", "renew", "renew-no-cap", "renew-malformed")
 mode = os.environ.get("FENCECHECK_BROKEN_MODE") or "ok"
 log("broken adapter: mode=%s" % mode)
 if mode not in MODES:
@@ -43,14 +51,23 @@ grants = {"n": 0, "acquires": 0}
 
 def init(body):
     pauses = mode in ("pause", "no-pause", "pause-twice", "pause-stray", "pause-late")
+    renews = mode in ("renew", "renew-malformed")
     return {"library": "fencecheck-broken", "version": "1",
-            "capabilities": ["pause_after_send"] if pauses else []}
+            "capabilities": ["pause_after_send"] if pauses else ["auto_renew"] if renews else []}
+
+
+# The promise mode's acquire_ok members, by the acquire's key.
+PROMISES = {"ms": {"valid_ms": 1234}, "session": {"valid_ms": None, "bound": "session"},
+            "null": {"valid_ms": None}, "none": {}, "bad-ms": {"valid_ms": "soon"},
+            "bad-bound": {"valid_ms": None, "bound": 5}}
 
 
 def acquire(body):
-    adapter.field(body, "key", "str")
+    key = adapter.field(body, "key", "str")
     grants["n"] += 1
-    return {"lease": "b%d" % grants["n"], "token": None, "valid_ms": None}
+    ok = {"lease": "b%d" % grants["n"], "token": None}
+    ok.update(PROMISES.get(key, {}) if mode == "promise" else {"valid_ms": None})
+    return ok
 
 
 def release(body):
@@ -84,6 +101,12 @@ class Broken(adapter.Adapter):
             self.reply(body, dict(acquire(body), type="acquire_ok"))
             return
         if mode.startswith("pause") and self.paused(body):
+            return
+        if mode.startswith("renew"):
+            answer = dict(acquire(body), type="acquire_ok")
+            self.reply(body, answer)
+            valid_ms = "soon" if mode == "renew-malformed" else 700
+            self.event({"type": "renewed", "key": body.get("key"), "lease": answer["lease"], "valid_ms": valid_ms})
             return
         super().handle_line(line)
 
