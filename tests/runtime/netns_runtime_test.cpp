@@ -61,6 +61,16 @@ int listen_in(Runtime& runtime, const std::string& node, std::uint16_t port) {
   return fd;
 }
 
+// A namespace of its own holding a veth pair eth0 / peer0 (both down), removed at the end.
+struct ScratchNamespace {
+  ScratchNamespace() {
+    os::check_command({"ip", "netns", "add", name}, "test setup");
+    os::check_command({"ip", "-n", name, "link", "add", "eth0", "type", "veth", "peer", "name", "peer0"}, "test setup");
+  }
+  ~ScratchNamespace() { ::system(("ip netns del " + name + " 2>/dev/null").c_str()); }
+  const std::string name = "fc-" + RunState::new_run_id() + "-nl";
+};
+
 class NetnsRuntimeTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -288,13 +298,8 @@ TEST_F(NetnsRuntimeTest, CreateReturnsOnceEveryLinkIsUp) {
 }
 
 TEST_F(NetnsRuntimeTest, AwaitingALinkThatNeverComesUpNamesTheNodeAndItsState) {
-  const std::string ns = "fc-" + RunState::new_run_id() + "-nl";
-  os::check_command({"ip", "netns", "add", ns}, "test setup");
-  struct Remove {
-    std::string ns;
-    ~Remove() { ::system(("ip netns del " + ns + " 2>/dev/null").c_str()); }
-  } remove{ns};
-  os::check_command({"ip", "-n", ns, "link", "add", "eth0", "type", "veth", "peer", "name", "peer0"}, "test setup");
+  const ScratchNamespace scratch;
+  const std::string& ns = scratch.name;
   os::check_command({"ip", "-n", ns, "link", "set", "eth0", "up"}, "test setup");  // its peer stays down
   const std::string path = "/run/netns/" + ns;
   try {
@@ -308,13 +313,8 @@ TEST_F(NetnsRuntimeTest, AwaitingALinkThatNeverComesUpNamesTheNodeAndItsState) {
 }
 
 TEST_F(NetnsRuntimeTest, NodeInterfacesAreConfiguredOverNetlinkAndFailuresNameTheNode) {
-  const std::string ns = "fc-" + RunState::new_run_id() + "-nl";
-  os::check_command({"ip", "netns", "add", ns}, "test setup");
-  struct Remove {
-    std::string ns;
-    ~Remove() { ::system(("ip netns del " + ns + " 2>/dev/null").c_str()); }
-  } remove{ns};
-  os::check_command({"ip", "-n", ns, "link", "add", "eth0", "type", "veth", "peer", "name", "peer0"}, "test setup");
+  const ScratchNamespace scratch;
+  const std::string& ns = scratch.name;
   const std::string path = "/run/netns/" + ns;
   configure_node_interfaces({{"c7", path, "eth0", "10.199.3.7", 24}});
   const std::string eth0 = os::check_command({"ip", "-n", ns, "-o", "addr", "show", "dev", "eth0"}, "test");
