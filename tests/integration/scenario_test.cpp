@@ -1,4 +1,5 @@
-// Kleppmann's scenarios (harness/suite/scenarios.cpp), each run once end to end with real
+// Kleppmann's scenarios (harness/suite/scenarios.cpp) and the lock libraries' rows
+// (library_scenarios.cpp, but those Scenario::not_in_ci leaves out), each run once end to end with real
 // servers and a fixed seed (label `integration`, root: partitions need network
 // namespaces). A scenario that predicts a violation must show it in the checkers it names;
 // a safe one must keep every checker it expects valid valid — and be decided, never
@@ -37,18 +38,24 @@ TEST_P(ScenarioRun, VerdictsAreWhatTheArgumentPredicts) {
   }
 }
 
-std::vector<const Scenario*> all_scenarios() {
+// The rows of a table that run in CI (Scenario::not_in_ci says why a row does not).
+std::vector<const Scenario*> rows_in_ci(const std::vector<Scenario>& table) {
   std::vector<const Scenario*> out;
-  for (const auto& s : kleppmann_scenarios()) out.push_back(&s);
+  for (const auto& s : table) {
+    if (s.not_in_ci.empty()) out.push_back(&s);
+  }
   return out;
 }
 
-INSTANTIATE_TEST_SUITE_P(Kleppmann, ScenarioRun, ::testing::ValuesIn(all_scenarios()),
-                         [](const ::testing::TestParamInfo<const Scenario*>& info) {
-                           std::string name;
-                           for (char c : info.param->id) name += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-                           return name;
-                         });
+std::string row_name(const ::testing::TestParamInfo<const Scenario*>& info) {
+  std::string name;
+  for (char c : info.param->id) name += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  return name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Kleppmann, ScenarioRun, ::testing::ValuesIn(rows_in_ci(kleppmann_scenarios())), row_name);
+// The lock libraries' rows, through their adapters (scripts/setup.sh installs them).
+INSTANTIATE_TEST_SUITE_P(Libraries, ScenarioRun, ::testing::ValuesIn(rows_in_ci(library_scenarios())), row_name);
 
 }  // namespace
 }  // namespace fencecheck::testing
