@@ -15,6 +15,7 @@ a 13 on the same lease. A fresh init forgets every lease (they answer 22 too, wi
 "not this adapter's latest grant").
 """
 import os
+import time
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib", "python"))
@@ -72,6 +73,17 @@ def acquire(body):
     timeout_ms = field(body, "timeout_ms", "int")
     lock = Lock(state["client"], key, timeout=ttl_ms / 1000.0, sleep=RETRY_SLEEP_S,
                 blocking_timeout=timeout_ms / 1000.0, thread_local=False)
+    # Lock.acquire retries its SET NX PX every `sleep`: the lease runs from the attempt that
+    # took, whose start bounds its send from below.
+    arrived = time.monotonic()
+    attempts = {"last": arrived}
+    do_acquire = lock.do_acquire
+
+    def timed_attempt(token):
+        attempts["last"] = time.monotonic()
+        return do_acquire(token)
+
+    lock.do_acquire = timed_attempt
     try:
         acquired = lock.acquire()
     except RedisError as e:  # SET NX may have been applied
@@ -80,8 +92,10 @@ def acquire(body):
         raise OpError(TEMPORARILY_UNAVAILABLE, "not acquired within %d ms" % timeout_ms)
     lease = lock.local.token.decode("ascii")
     state["locks"][key] = (lock, lease)
-    # A ttl_ms of 0 would be a Lock without timeout: a SET without PX, no time promised.
-    return {"lease": lease, "token": None, "valid_ms": px(lock.timeout) if lock.timeout else None}
+    # A ttl_ms of 0 would be a Lock without timeout: a SET without PX, no time promised. The
+    # PX counts from the attempt that took; valid_ms from this request's arrival.
+    waited_ms = int((attempts["last"] - arrived) * 1000)
+    return {"lease": lease, "token": None, "valid_ms": px(lock.timeout) + waited_ms if lock.timeout else None}
 
 
 def lock_of(body):

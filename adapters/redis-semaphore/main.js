@@ -69,12 +69,22 @@ A.run({
           A.event('lost', { key, lease: mutex.identifier, reason: err.message });
         },
       });
+      // The Mutex retries its SET NX every retryInterval: the lease runs from the attempt that
+      // took, not from this request. The start of the last attempt bounds its send from below.
+      const arrived = performance.now();
+      let lastAttempt = arrived;
+      client.set = function setTimed(...args) {
+        lastAttempt = performance.now();
+        return Object.getPrototypeOf(client).set.apply(this, args);
+      };
       try {
         await mutex.acquire();
       } catch (err) {
         if (err instanceof TimeoutError) throw A.fail(A.CODES.UNAVAILABLE, err.message);
         if (A.neverSent(err)) throw A.fail(A.CODES.UNAVAILABLE, err.message);
         throw err; // e.g. a timed-out SET NX, which may have set the key: indefinite (13)
+      } finally {
+        delete client.set; // the prototype's again
       }
       if (gen !== A.generation()) {
         mutex.stopRefresh(); // acquired for a process retired meanwhile: stop renewing it
@@ -82,8 +92,8 @@ A.run({
         mutexes.set(key, mutex);
         reportRenewals(mutex, key, gen, body.ttl_ms);
       }
-      // The PX of its SET NX, which was sent after this request came.
-      return { lease: mutex.identifier, token: null, valid_ms: body.ttl_ms };
+      // The PX of the SET NX that took, counted from this request's arrival.
+      return { lease: mutex.identifier, token: null, valid_ms: body.ttl_ms + Math.floor(lastAttempt - arrived) };
     },
 
     async release(body) {
