@@ -13,7 +13,9 @@
 // is the number of groups (holds overlapped), the stat `acquires_inside` the number of
 // acquires inside them (each acquire is in exactly one group: its partner's). When the
 // history has notices at all (a library that can say lost), each group also says whether
-// its holder had been told.
+// its holder had been told. Each group is blamed (blame.h) from what its hold recorded as it
+// went: the promise, the first grant to another process inside it (`contested_at`) and the
+// promise in force then, the holder's last act and its requests after that grant.
 //
 // Memory. Times never go backwards in file order (the readers enforce it; TimeOrderGuard
 // checks it), so every hold still to come starts at or after the current line's time
