@@ -20,7 +20,7 @@ std::string blame_names() {
 }
 
 bool granted_expired(Nanos asked, Nanos granted, const std::optional<std::int64_t>& valid_ms) {
-  return valid_ms && asked + *valid_ms * 1'000'000 <= granted;
+  return valid_ms && promise_end(asked, *valid_ms) <= granted;
 }
 
 BlameFinding blame(const HeldPromise& held, Nanos later_grant) {
@@ -30,7 +30,7 @@ BlameFinding blame(const HeldPromise& held, Nanos later_grant) {
   }
   if (!held.recorded) return {Blame::kUnclassified, std::nullopt};
   if (!held.valid_ms) return {Blame::kSessionLost, std::nullopt};
-  const Nanos first_end = held.asked + *held.valid_ms * 1'000'000;
+  const Nanos first_end = promise_end(held.asked, *held.valid_ms);
   // A promise that ended no later than the grant itself promised nothing.
   if (granted_expired(held.asked, held.granted, held.valid_ms)) return {Blame::kGrantedExpired, first_end};
   const Nanos end = held.end_at_later_grant;

@@ -49,6 +49,9 @@ struct HeldPromise {
   bool later_grant_expired = false;
 };
 
+// The end of a promise of valid_ms made at `from` (ns on the history's clock).
+constexpr Nanos promise_end(Nanos from, std::int64_t valid_ms) { return from + valid_ms * 1'000'000; }
+
 // Whether a grant invoked at `asked`, ok at `granted`, promising `valid_ms`, was over
 // before it was given (asked + valid_ms <= granted); false for no time promise.
 bool granted_expired(Nanos asked, Nanos granted, const std::optional<std::int64_t>& valid_ms);

@@ -59,7 +59,7 @@ class ExclusionChecker : public Checker {
         close(e.process, keys_.id(e.key), e.time, e.index, HoldEnd::kLost);
       } else if (e.f == OpFn::kRenewed && e.valid_ms) {
         for_open_holds(e.process, [&](Hold& h) {
-          if (h.key == keys_.id(e.key) && h.promise.valid_ms) h.promise_end = e.time + *e.valid_ms * 1'000'000;
+          if (h.key == keys_.id(e.key) && h.promise.valid_ms) h.promise_end = promise_end(e.time, *e.valid_ms);
         });
       }
       return;
@@ -81,7 +81,7 @@ class ExclusionChecker : public Checker {
       Hold h{key, nodes_.id(e.node), e.process, e.time, 0, e.index, 0, e.token,
              HoldEnd::kEndOfHistory, true, 0, 0, kNoGroup};
       h.promise = {e.promised, e.valid_ms, inv.time, e.time, 0};
-      if (e.valid_ms) h.promise_end = inv.time + *e.valid_ms * 1'000'000;
+      if (e.valid_ms) h.promise_end = promise_end(inv.time, *e.valid_ms);
       if (!e.bound.empty()) h.bound = bounds_.id(e.bound) + 1;
       k.pending.push_back(h);
       ++holds_;
