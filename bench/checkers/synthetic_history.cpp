@@ -1,6 +1,8 @@
 #include "bench/checkers/synthetic_history.h"
 
 #include <cstdio>
+#include <filesystem>
+#include <stdexcept>
 #include <random>
 #include <vector>
 
@@ -8,8 +10,14 @@ namespace fencecheck::bench {
 
 SyntheticHistory write_synthetic_history(const std::string& dir, std::uint64_t events,
                                          int processes, int keys, std::uint64_t seed) {
+  std::filesystem::create_directories(dir);  // throws, naming the folder, when it cannot
   std::FILE* h = std::fopen((dir + "/history.jsonl").c_str(), "w");
   std::FILE* r = std::fopen((dir + "/resource.jsonl").c_str(), "w");
+  if (h == nullptr || r == nullptr) {
+    if (h != nullptr) std::fclose(h);
+    if (r != nullptr) std::fclose(r);
+    throw std::runtime_error("cannot write the synthetic history into " + dir);
+  }
   std::mt19937_64 rng(seed);
   struct Client {
     int step = 0;  // 0 acquire, 1 read, 2 write, 3 release
