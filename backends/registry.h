@@ -54,6 +54,13 @@ struct BackendInfo {
   };
   std::vector<Binary> binaries;
   std::vector<BackendOption> options;
+  // What its lock promises the holder, in one sentence of its own documentation's terms
+  // (the datasheet sets what was measured beside it).
+  std::string promise;
+  // The option that bounds how long a silent holder keeps a grant, when not --ttl-ms
+  // ("session_timeout_ms": a ZooKeeper session); empty: --ttl-ms. fencecheck budget scales
+  // its default range by it.
+  std::string lease_option = "";
   // What it offers of the backend capabilities (platform/capabilities.h): kNamesLeader when
   // LockServer::leader() names one; kServerClocksReachable when libfcclock (LD_PRELOAD)
   // reaches its servers' clocks — without it a clock fault aimed at its servers is refused

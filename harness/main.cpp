@@ -5,6 +5,8 @@
 #include <CLI/CLI.hpp>
 
 #include "harness/adapters_command.h"
+#include "harness/budget/budget_command.h"
+#include "harness/budget/datasheet_command.h"
 #include "harness/check_command.h"
 #include "harness/resource/resource_server.h"
 #include "harness/run/run_command.h"
@@ -23,6 +25,8 @@ int main(int argc, char** argv) {
   fencecheck::add_check_command(app);
   fencecheck::add_suite_command(app);
   fencecheck::add_shrink_command(app);
+  fencecheck::add_budget_command(app);
+  fencecheck::add_datasheet_command(app);
   fencecheck::add_clean_command(app);
   fencecheck::add_preflight_command(app);
   fencecheck::add_report_commands(app);

@@ -12,6 +12,7 @@ BackendInfo etcd_backend_info() {
       "3-member etcd 3.4 cluster; a lease per grant, locked by the v3lock Lock RPC or the "
       "concurrency Mutex recipe (lock=), the lock key's create revision as fencing token";
   info.server_nodes = {"n1", "n2", "n3"};
+  info.promise = "the lock is the holder's while its lease is kept alive (a lease of --ttl-ms, renewed in the background); the key's create revision fences";
   info.binaries = {{"etcd", "etcd-server"}};
   info.options = etcd_option_specs();
   // The keep-alive renews a held grant's lease: each renewal is a renewed notice.

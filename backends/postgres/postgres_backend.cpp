@@ -18,6 +18,7 @@ BackendInfo postgres_backend_info() {
       "one PostgreSQL server; a lease-table row with a fencing token (lock=lease) or session "
       "advisory locks (lock=advisory)";
   info.server_nodes = {"n1"};
+  info.promise = "lock=lease: the row is the holder's until its expiry, and its token increases; lock=advisory: the lock is the session's until it ends";
   info.binaries = {postgres_server_binary(), {"initdb", "postgresql", postgres_server_binary().dirs}};
   info.options = postgres_option_specs();
   // configure() appends to postgresql.conf in the data directory initdb made, and the

@@ -11,6 +11,7 @@ BackendInfo redis_backend_info() {
   info.description =
       "one redis-server; SET NX PX lease plus an INCR fencing counter, in one Lua script";
   info.server_nodes = {"n1"};
+  info.promise = "the key is the holder's until its PX ttl runs out; each grant's INCR token is larger than the last";
   info.binaries = {{"redis-server", "redis-server"}};
   info.options = redis_server_option_specs();
   info.offers = {Capability::kServerClocksReachable};

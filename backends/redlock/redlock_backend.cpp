@@ -57,6 +57,7 @@ BackendInfo redlock_backend_info() {
       "Redlock over 3 or 5 independent redis-server masters (SET NX PX on all, quorum, validity); no "
       "fencing token";
   info.server_nodes = master_nodes(5);
+  info.promise = "a lock is the holder's while its validity (the ttl less the time the acquire took and the clock drift) lasts, on a majority of masters";
   info.binaries = {{"redis-server", "redis-server"}};
   info.options = redlock_option_specs();
   info.offers = {Capability::kServerClocksReachable};

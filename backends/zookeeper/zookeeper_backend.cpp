@@ -14,6 +14,8 @@ BackendInfo zookeeper_backend_info() {
       "3-node ZooKeeper ensemble; the lock recipe (ephemeral-sequential nodes), the lock "
       "node's czxid as fencing token, the session as lease";
   info.server_nodes = {"n1", "n2", "n3"};
+  info.promise = "the lock node is the holder's until its session expires; its czxid fences";
+  info.lease_option = "session_timeout_ms";
   // The servers run as `java … QuorumPeerMain` from Debian's jars; zkServer.sh is only
   // looked up because it shows that the zookeeper package (and its jars) is installed.
   info.binaries = {{"java", "default-jre-headless"},

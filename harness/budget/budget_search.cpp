@@ -172,6 +172,16 @@ class Search {
       bench_failed_ = true;
       stop(std::to_string(kMaxHarnessErrors) + " harness errors in a row");
     }
+    report_progress(p);
+  }
+
+  // The search so far, the probe in progress included (cut-short until it is settled).
+  void report_progress(const Probe& in_progress) const {
+    if (!r_.options.on_try) return;
+    BudgetResult so_far = r_;
+    so_far.probes.push_back(in_progress);
+    so_far.probes.back().verdict = verdict_of(in_progress);
+    r_.options.on_try(so_far);
   }
 
   void stop(std::string why) {

@@ -40,6 +40,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -70,6 +71,8 @@ class Prober {
   virtual ProbeTry try_at(std::int64_t x, int attempt) = 0;
 };
 
+struct BudgetResult;
+
 struct BudgetSearchOptions {
   std::int64_t lo = 0, hi = 0;  // the range, in the fault's unit (ms): 0 <= lo < hi
   BreaksWhere breaks = BreaksWhere::kAbove;
@@ -77,6 +80,9 @@ struct BudgetSearchOptions {
   std::int64_t resolution = 100;  // bisection stops when the bracket is this narrow
   std::optional<double> budget_s;  // --budget; none: no limit
   bool stop_at_first_break = true;
+  // Called after every try with the search so far (the probe in progress last), e.g. to
+  // write budget.json, so that a search killed outright leaves what it probed. Not in to_json().
+  std::function<void(const BudgetResult& so_far)> on_try = nullptr;
 };
 
 struct Probe {

@@ -30,15 +30,14 @@ bool a_fault_reads(const std::vector<std::string>& faults, const std::string& na
   });
 }
 
-// The run's servers and clients, as a plan names them; throws std::invalid_argument when
-// the backend's options do not resolve.
+}  // namespace
+
 std::pair<std::vector<std::string>, std::vector<std::string>> plan_nodes(const RunConfig& c) {
   const BackendInfo* b = find_backend(c.backend);
-  if (b == nullptr) throw std::invalid_argument("unknown backend");
+  if (b == nullptr) throw std::invalid_argument("unknown backend \"" + c.backend + "\"");
   return {b->make_server(resolve_backend_options(*b, c.backend_opts))->nodes(),
           client_nodes(static_cast<int>(c.opts.integer("concurrency")))};
 }
-}  // namespace
 
 void RunConfig::resolve(const OptionSchema& schema) {
   if (nemesis.size() == 1 && nemesis[0] == "none") nemesis.clear();

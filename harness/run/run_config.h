@@ -11,6 +11,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -60,5 +61,9 @@ struct RunConfig {
   // give each of their runs its own).
   std::vector<std::string> test_args(const OptionSchema& schema = run_option_schema()) const;
 };
+
+// The run's servers and clients, as a plan names them. Throws std::invalid_argument when
+// the backend or its options do not resolve.
+std::pair<std::vector<std::string>, std::vector<std::string>> plan_nodes(const RunConfig& c);
 
 }  // namespace fencecheck

@@ -1,0 +1,73 @@
+// The faults `fencecheck budget` and `fencecheck datasheet` measure a boundary of, each
+// declared once in budget_faults.cpp: what its magnitude X is, which side of the boundary
+// its violations lie on, the probe's one-step fault plan (nemesis/plan.h) for a given X and
+// how a probe's run is set up around it (its length, a holder that uses its whole lease).
+// --fault, its help, validation, the datasheet's rows and budget.json follow from the rows.
+//
+// Every probe is a deterministic plan: one fault of magnitude X, placed by the first grant
+// (the holder's acquire-ok), as `--plan` places it. Whether a run can inject it at all is
+// the run's own check (RunConfig::problem(), capability_check.h) on the probe's plan: a
+// refusal there is the datasheet's "refused, because …". The registry is immutable:
+// thread-safe; nothing here blocks.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/budget/budget_search.h"
+#include "harness/run/run_config.h"
+
+namespace fencecheck {
+
+// What a probe's plan names: the run's servers and clients (c1…cN).
+struct ProbeNodes {
+  std::vector<std::string> servers, clients;
+};
+
+struct BudgetFault {
+  std::string name;       // "pause-holder"
+  std::string magnitude;  // what X is: "pause"
+  std::string description;
+  BreaksWhere breaks = BreaksWhere::kAbove;
+  // The probe's plan for magnitude x (ms): a JSON list of steps.
+  std::function<nlohmann::json(std::int64_t x, const ProbeNodes& nodes)> plan;
+  // Whether the holder should hold for most of its lease (--hold-ms = 4/5 of it, so that a
+  // hold never outlasts the lease by itself): a fault that takes the lock from a holder
+  // still within it (a server's clock jump, a restart without data) shows only while the
+  // holder still holds; a pause needs no help.
+  bool hold_most_of_lease = false;
+  // How long after the first grant a probe at x goes on: the violation comes within it.
+  std::function<std::int64_t(std::int64_t x, std::int64_t lease_ms)> length_ms;
+};
+
+const std::vector<BudgetFault>& budget_faults();
+const BudgetFault* find_budget_fault(std::string_view name);  // nullptr when unknown
+std::string budget_fault_names();                            // "pause-holder, …"
+
+// How long a silent holder keeps a grant in this configuration: the backend option that
+// bounds it (BackendInfo::lease_option: ZooKeeper's session_timeout_ms), else --ttl-ms.
+std::int64_t lease_ms(const RunConfig& c);
+
+// The servers and clients a probe's plan may name. Throws std::invalid_argument when the
+// backend or its options do not resolve.
+ProbeNodes probe_nodes(const RunConfig& c);
+
+// The run a probe at x makes: `base` (the user's options, resolved) with the fault's plan
+// (written to plan_file, which the caller owns) instead of any --nemesis, its length, and
+// the options the fault sets (--pause-ms x so that op deadlines outlast the pause; the
+// holder's whole lease). Throws std::invalid_argument as probe_nodes(), HarnessError when
+// plan_file cannot be written.
+RunConfig probe_config(const RunConfig& base, const BudgetFault& fault, std::int64_t x, const std::string& plan_file);
+
+// Why this configuration cannot take the fault (the run's own refusal of a probe, e.g.
+// "fault \"partition-nodes\" needs a runtime that cuts links"), or nullopt. Writes a probe
+// plan to a temporary file, and removes it.
+std::optional<std::string> budget_fault_problem(const RunConfig& base, const BudgetFault& fault);
+
+}  // namespace fencecheck

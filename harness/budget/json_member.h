@@ -1,0 +1,14 @@
+// Reading documents written by other runs (results.json, budget.json), where any member
+// may be missing: the member, or a JSON null. Pure; thread-safe.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+namespace fencecheck {
+
+inline const nlohmann::json& json_member(const nlohmann::json& j, const char* name) {
+  static const nlohmann::json kNull;
+  return j.is_object() && j.contains(name) ? j[name] : kNull;
+}
+
+}  // namespace fencecheck

@@ -1,0 +1,156 @@
+// The budget faults' probes (harness/budget/budget_faults.h) and how a probe's run is read
+// (budget_prober.h), without running anything: every fault's plan is one the run's own plan
+// reader accepts for the backend's nodes, the probe's run is set up around it, a refused
+// fault names the run's own reason, and a try's results.json is classified as the search
+// needs it (a violation breaks, an unknown run or a fault that never fired says nothing).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "harness/budget/budget_command.h"
+#include "harness/budget/budget_faults.h"
+#include "harness/budget/budget_prober.h"
+#include "nemesis/plan.h"
+
+namespace fencecheck {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+class BudgetFaultsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("fc-budget-faults-test-" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  RunConfig config(const std::string& backend, std::vector<std::string> backend_opts = {}) {
+    RunConfig c;
+    c.backend = backend;
+    c.backend_opts = std::move(backend_opts);
+    c.runtime = "netns";
+    c.resolve();
+    return c;
+  }
+  fs::path dir_;
+};
+
+TEST_F(BudgetFaultsTest, EveryFaultsPlanIsReadByThePlanReaderForEveryBackendsNodes) {
+  for (const char* backend : {"redis", "redlock", "zookeeper", "etcd", "postgres"}) {
+    const RunConfig base = config(backend);
+    for (const BudgetFault& f : budget_faults()) {
+      const std::string file = (dir_ / (f.name + ".json")).string();
+      const RunConfig probe = probe_config(base, f, 1234, file);
+      const auto [servers, clients] = plan_nodes(probe);
+      const Plan plan = read_plan(file, servers, clients);  // throws InputError on a bad plan
+      ASSERT_EQ(plan.steps.size(), 1u) << backend << " × " << f.name << ": one fault per probe";
+      EXPECT_EQ(probe.plan, file);
+      EXPECT_TRUE(probe.nemesis == plan.faults) << f.name << ": the run's faults are the plan's";
+      EXPECT_GE(probe.opts.number("time-limit") * 1000, 1234) << f.name << ": the run outlasts the fault";
+      EXPECT_EQ(probe.opts.integer("pause-ms"), 1234) << f.name;
+      EXPECT_GE(probe.opts.integer("op-timeout-ms"), 1234 + 2000) << f.name << ": op deadlines outlast the pause";
+    }
+  }
+}
+
+TEST_F(BudgetFaultsTest, TheMagnitudeLandsInThePlanWhereTheFaultReadsIt) {
+  const RunConfig base = config("redis");
+  auto plan_of = [&](const char* fault, std::int64_t x) {
+    probe_config(base, *find_budget_fault(fault), x, (dir_ / "p.json").string());
+    std::ifstream in(dir_ / "p.json");
+    return json::parse(in).at(0);
+  };
+  EXPECT_EQ(plan_of("pause-holder", 700)["for_ms"], 700);
+  EXPECT_EQ(plan_of("pause-holder", 700)["on"], "acquire-ok");
+  EXPECT_EQ(plan_of("partition-holder", 800)["for_ms"], 800);
+  EXPECT_EQ(plan_of("partition-holder", 800)["grudge"]["holder"], json::array({"n1"}));
+  EXPECT_EQ(plan_of("clock-bump-server", 900)["offsets"]["n1"], 900);
+  EXPECT_EQ(plan_of("clock-bump-clients", 900)["offsets"].size(), 5u);
+  EXPECT_EQ(plan_of("kill-server", 300)["for_ms"], 300);
+  EXPECT_EQ(plan_of("pause-after-send", 600)["value"]["ms"], 600);
+}
+
+TEST_F(BudgetFaultsTest, AFaultThatTakesTheLockFromAHolderWithinItsLeaseHoldsForMostOfIt) {
+  const RunConfig base = config("redis");
+  const RunConfig kill = probe_config(base, *find_budget_fault("kill-server"), 500, (dir_ / "k.json").string());
+  EXPECT_EQ(kill.opts.integer("hold-ms"), 800) << "4/5 of the 1000 ms lease";
+  const RunConfig pause = probe_config(base, *find_budget_fault("pause-holder"), 500, (dir_ / "p.json").string());
+  EXPECT_EQ(pause.opts.integer("hold-ms"), base.opts.integer("hold-ms")) << "a pause keeps the user's hold";
+}
+
+TEST_F(BudgetFaultsTest, TheLeaseIsTheSessionTimeoutWhereTheBackendSaysSo) {
+  EXPECT_EQ(lease_ms(config("redis")), 1000);
+  EXPECT_EQ(lease_ms(config("zookeeper", {"session_timeout_ms=3000"})), 3000);
+  const BudgetSearchOptions o = profile_options(false, BreaksWhere::kAbove, 3000);
+  EXPECT_EQ(o.hi, 9000);
+  EXPECT_EQ(o.resolution, 300);
+  EXPECT_EQ(profile_options(true, BreaksWhere::kBelow, 1000).hi, 2000) << "a restart delay: 2 leases";
+}
+
+TEST_F(BudgetFaultsTest, ARefusedFaultNamesTheRunsOwnReason) {
+  RunConfig local = config("redis");
+  local.runtime = "local";
+  const auto why = budget_fault_problem(local, *find_budget_fault("partition-holder"));
+  ASSERT_TRUE(why.has_value()) << "the local runtime cuts no links";
+  EXPECT_NE(why->find("partition"), std::string::npos) << *why;
+  const auto after_send = budget_fault_problem(config("redis"), *find_budget_fault("pause-after-send"));
+  ASSERT_TRUE(after_send.has_value()) << "the native client cannot pause inside itself";
+  EXPECT_NE(after_send->find("pause-after-send"), std::string::npos) << *after_send;
+}
+
+TEST(BudgetRange, IsParsedOrRefusedByName) {
+  EXPECT_EQ(parse_range("0:3000"), (std::pair<std::int64_t, std::int64_t>(0, 3000)));
+  for (const char* bad : {"3000", "5:5", "9:1", "-1:5", "a:5", "1:", ":4"}) {
+    try {
+      parse_range(bad);
+      ADD_FAILURE() << bad << " was accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("--range"), std::string::npos) << e.what();
+    }
+  }
+}
+
+json results(json exclusion_valid, json run_valid = true) {
+  return {{"valid", run_valid},
+          {"checkers", {{"exclusion", {{"valid", exclusion_valid}}}, {"resource", {{"valid", true}}}}},
+          {"health", {{"plan", {{"steps", 1}, {"fired", 1}}}}}};
+}
+
+TEST(ClassifyTry, AViolationBreaksAndAnythingUnsaidIsUndecided) {
+  std::string why;
+  EXPECT_EQ(classify_try(results(true), {"exclusion"}, why), ProbeTry::Result::kSafe);
+  EXPECT_EQ(classify_try(results(false, false), {"exclusion"}, why), ProbeTry::Result::kBroke);
+  EXPECT_EQ(classify_try(results(false, "unknown"), {"exclusion"}, why), ProbeTry::Result::kBroke)
+      << "a violation is evidence even when the bench had trouble too";
+  EXPECT_EQ(classify_try(results(true, "unknown"), {"exclusion"}, why), ProbeTry::Result::kUndecided);
+  EXPECT_EQ(classify_try(results("unknown"), {"exclusion"}, why), ProbeTry::Result::kUndecided);
+  EXPECT_EQ(classify_try(results(true), {"tokens"}, why), ProbeTry::Result::kUndecided) << "no verdict of the watched";
+  json unfired = results(true);
+  unfired["health"]["plan"]["fired"] = 0;
+  why.clear();
+  EXPECT_EQ(classify_try(unfired, {"exclusion"}, why), ProbeTry::Result::kUndecided);
+  EXPECT_NE(why.find("never fired"), std::string::npos) << why;
+  json other = results(true, false);
+  other["checkers"]["resource"]["valid"] = false;
+  EXPECT_EQ(classify_try(other, {"exclusion"}, why), ProbeTry::Result::kSafe) << "an unwatched checker's violation";
+  EXPECT_EQ(classify_try(other, {"exclusion", "resource"}, why), ProbeTry::Result::kBroke);
+}
+
+TEST(TryDetail, KeepsTheVerdictsClassesNoticesAndLatencies) {
+  json r = results(false, false);
+  r["checkers"]["exclusion"]["blame"] = {{"overstayed", 2}, {"promise-broken", 0}};
+  r["checkers"]["exclusion"]["notice"] = {{"told", 1}, {"silent", 1}};
+  r["checkers"]["exclusion"]["violations"] = {{{"blame", {{"notice_latency", 12'000'000}}}}, {{"blame", json::object()}}};
+  const json d = try_detail(r);
+  EXPECT_EQ(d["verdict"], false);
+  EXPECT_EQ(d["checkers"]["exclusion"], false);
+  EXPECT_EQ(d["checkers"]["resource"], true);
+  EXPECT_EQ(d["classes"], json({{"overstayed", 2}}));
+  EXPECT_EQ(d["notice"]["told"], 1);
+  EXPECT_EQ(d["notice_latencies_ms"], json::array({12.0}));
+}
+
+}  // namespace
+}  // namespace fencecheck
