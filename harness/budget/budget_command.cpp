@@ -51,12 +51,12 @@ int budget_main(BudgetArgs& a, const CLI::App& cmd) {
   if (auto why = budget_fault_problem(config, fault)) {
     throw std::invalid_argument("this configuration cannot take " + fault.name + ": " + *why);
   }
-  const fs::path out = create_stamped_dir(fs::path(config.store) / (config.name + "-budget-" + fault.name));
   BudgetSearchOptions o = profile_options(a.quick, fault.breaks, lease_ms(config));
   if (!a.range.empty()) std::tie(o.lo, o.hi) = parse_range(a.range);
   if (a.tries) o.tries = *a.tries;
   if (a.resolution) o.resolution = *a.resolution;
   o.budget_s = a.budget_s;
+  const fs::path out = create_stamped_dir(fs::path(config.store) / (config.name + "-budget-" + fault.name));
   std::cout << "fencecheck budget: " << config.backend << " (" << config.opts.text("client") << ") × " << fault.name
             << ": " << fault.magnitude << " " << o.lo << "–" << o.hi << " ms, " << o.tries << " tries, resolution "
             << o.resolution << " ms; watching " << join(a.watched, ", ") << "; in " << out.string() << std::endl;
@@ -69,7 +69,8 @@ int budget_main(BudgetArgs& a, const CLI::App& cmd) {
   write_budget(out, budget_document(fault, config, a.watched, r, prober.interrupted), r);
   std::cout << "fencecheck budget: " << r.summary() << (r.stopped_by.empty() ? "" : " (stopped: " + r.stopped_by + ")")
             << "\nbudget: " << (out / "budget.md").string() << std::endl;
-  if (!r.stopped_by.empty() && !prober.interrupted && r.outcome == BudgetResult::Outcome::kUndecided) {
+  if (prober.interrupted) return 2;  // what was probed stands, but the user stopped the search
+  if (!r.stopped_by.empty() && r.outcome == BudgetResult::Outcome::kUndecided) {
     return kExitHarnessOrInput;  // a broken bench, not an undecided lock
   }
   return r.exit_code();
