@@ -77,6 +77,7 @@ json data_verdict(const json& budget) {
 
 std::string measured_sentence(const json& budget) {
   const json& search = json_member(budget, "search");
+  if (!search.is_object()) return "not measured";
   const std::string outcome = search.value("outcome", "undecided");
   const std::string what = budget.value("magnitude", "fault");
   const bool below = budget.value("breaks", "above") == "below";
@@ -128,8 +129,11 @@ json notice_summary(const std::vector<json>& budgets) {
   std::vector<double> latencies;
   for (const json& b : budgets) {
     for (const json& t : tries_of(b)) {
-      told += json_member(t, "notice").value("told", 0);
-      silent += json_member(t, "notice").value("silent", 0);
+      const json& notice = json_member(t, "notice");  // none when the run found no violation
+      if (notice.is_object()) {
+        told += notice.value("told", 0);
+        silent += notice.value("silent", 0);
+      }
       for (const auto& ms : json_member(t, "notice_latencies_ms")) latencies.push_back(ms.get<double>());
     }
   }
