@@ -1,5 +1,7 @@
 #include "platform/stop_signals.h"
 
+#include <atomic>
+
 #include <pthread.h>
 #include <signal.h>
 
@@ -51,5 +53,14 @@ ScopedStopHandler::~ScopedStopHandler() {
   ::sigaction(SIGINT, &old_int_, nullptr);
   ::sigaction(SIGTERM, &old_term_, nullptr);
 }
+
+namespace {
+std::atomic<int> g_stop_count{0};
+void count_stop(int) { ++g_stop_count; }
+}  // namespace
+
+ScopedStopCount::ScopedStopCount() : handler_((g_stop_count = 0, count_stop)) {}
+
+int ScopedStopCount::count() const { return g_stop_count.load(); }
 
 }  // namespace fencecheck

@@ -29,6 +29,18 @@ class ScopedStopHandler {
   struct sigaction old_int_ {}, old_term_ {};
 };
 
+// Counts SIGINT and SIGTERM for its lifetime (a ScopedStopHandler whose handler counts),
+// for a controller that checks between two steps whether to stop. The count starts at 0
+// with each instance. One at a time, on the main thread.
+class ScopedStopCount {
+ public:
+  ScopedStopCount();
+  int count() const;
+
+ private:
+  ScopedStopHandler handler_;
+};
+
 class StopSignalWatcher {
  public:
   explicit StopSignalWatcher(std::function<void(int signal)> on_signal);

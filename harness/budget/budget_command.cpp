@@ -97,7 +97,9 @@ BudgetSearchOptions profile_options(bool quick, BreaksWhere breaks, std::int64_t
   BudgetSearchOptions o;
   o.breaks = breaks;
   o.lo = 0;
-  o.hi = (breaks == BreaksWhere::kBelow ? 2 : 3) * lease_ms;
+  // A lease lock breaks near one lease (a pause) or below 4/5 of it (a restart delay, the
+  // hold budget_faults.h gives): the quick range looks one lease past that, the full two.
+  o.hi = (breaks == BreaksWhere::kBelow ? 1 : 2) * lease_ms + (quick ? 0 : lease_ms);
   o.tries = quick ? 3 : 5;
   o.resolution = std::max<std::int64_t>(1, lease_ms / (quick ? 4 : 10));
   o.stop_at_first_break = quick;
@@ -117,7 +119,7 @@ void add_budget_command(CLI::App& app) {
         for (const auto& f : budget_faults()) names.push_back(f.name);
         return names;
       }()));
-  cmd->add_option("--range", a->range, "LO:HI, the magnitudes searched in ms (default 0 to 3 leases; 2 for kill-server)");
+  cmd->add_option("--range", a->range, "LO:HI, the magnitudes searched in ms (default 0 to 3 leases, 2 with --quick; kill-server: 2, 1)");
   cmd->add_option("--tries", a->tries, "runs per magnitude (default 5; 3 with --quick)")->check(CLI::Range(1, 100));
   cmd->add_option("--resolution", a->resolution, "stop when the boundary is bracketed this closely, in ms (default a "
                                                  "tenth of the lease; a quarter with --quick)")

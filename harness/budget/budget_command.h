@@ -25,8 +25,8 @@ namespace fencecheck {
 std::pair<std::int64_t, std::int64_t> parse_range(const std::string& text);
 
 // The search options of a profile: quick (3 tries, a quarter of the lease, each probe ends
-// at its first break) or full (5 tries, a tenth, every try run, for the rate plot), over
-// 0 … 3 leases (2 for a restart delay, whose violations lie below).
+// at its first break, over 0 … 2 leases; 1 for a restart delay, whose violations lie below)
+// or full (5 tries, a tenth, every try run for the rate plot, over 0 … 3 leases; 2).
 BudgetSearchOptions profile_options(bool quick, BreaksWhere breaks, std::int64_t lease_ms);
 
 void add_budget_command(CLI::App& app);

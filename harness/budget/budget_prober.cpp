@@ -1,7 +1,6 @@
 #include "harness/budget/budget_prober.h"
 #include "harness/budget/json_member.h"
 
-#include <atomic>
 #include <iostream>
 
 #include "harness/suite/scenarios.h"
@@ -14,10 +13,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-// Ctrl-C between two runs (a run in progress gets it from the suite runner's own handler).
-std::atomic<int> g_stops{0};
-void on_stop(int) { ++g_stops; }
 
 }  // namespace
 
@@ -70,14 +65,12 @@ json try_detail(const json& results) {
 
 RunProber::RunProber(RunConfig base, const BudgetFault& fault, std::vector<std::string> watched, fs::path out)
     : base_(std::move(base)), fault_(fault), watched_(std::move(watched)), out_(std::move(out)),
-      exe_(fs::read_symlink("/proc/self/exe")), stop_handler_(std::make_unique<ScopedStopHandler>(on_stop)) {
-  g_stops = 0;
-}
+      exe_(fs::read_symlink("/proc/self/exe")), stops_(std::make_unique<ScopedStopCount>()) {}
 
 RunProber::~RunProber() = default;
 
 ProbeTry RunProber::try_at(std::int64_t x, int attempt) {
-  if (g_stops > 0) {
+  if (stops_->count() > 0) {
     interrupted = true;
     throw Interrupted("interrupted (Ctrl-C) before the run at " + std::to_string(x) + " ms");
   }

@@ -53,7 +53,7 @@ class RunProber final : public Prober {
   std::filesystem::path out_;
   std::filesystem::path exe_;
   int runs_ = 0;
-  std::unique_ptr<ScopedStopHandler> stop_handler_;  // Ctrl-C between runs, for its lifetime
+  std::unique_ptr<ScopedStopCount> stops_;  // Ctrl-C between runs, for its lifetime
 };
 
 }  // namespace fencecheck

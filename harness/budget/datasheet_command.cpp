@@ -3,13 +3,15 @@
 // every sheet in <store>/datasheets/ (datasheet_render.h). --shard I/N runs every Nth
 // configuration from the Ith, so that N machines split --all; copying their
 // <store>/datasheets/ folders together and running --table-only makes the one table.
-// Exit codes: 0 every sheet made; 2 interrupted (Ctrl-C: what was measured stays);
+// --jobs N makes N sheets at once, each a child `fencecheck datasheet` (datasheet_jobs.h).
+// Exit codes: 0 every sheet made; 2 interrupted or a sheet that failed (Ctrl-C: what was measured stays);
 // 3 bad options, or (without --all) a configuration that cannot run here.
 #include "harness/budget/datasheet_command.h"
 
 #include <unistd.h>
 
 #include <ctime>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <thread>
@@ -18,6 +20,7 @@
 #include "backends/registry.h"
 #include "harness/budget/budget_faults.h"
 #include "harness/budget/datasheet.h"
+#include "harness/budget/datasheet_jobs.h"
 #include "harness/budget/datasheet_render.h"
 #include "harness/option_schema.h"
 #include "harness/run/run_command.h"
@@ -34,6 +37,7 @@ struct DatasheetArgs {
   DatasheetOptions sheet;
   bool all = false;
   std::string shard;  // "I/N"
+  int jobs = 1;
   bool table_only = false;
 };
 
@@ -72,6 +76,26 @@ std::string heading(bool quick) {
 
 fs::path sheets_root(const RunConfig& c) { return fs::path(c.store) / "datasheets"; }
 
+// This process's arguments after `fencecheck`, without --all, --jobs and --shard: what
+// each job's child is given, with its --backend and --client.
+std::vector<std::string> own_args_for_one_sheet() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::vector<std::string> all;
+  for (std::string arg; std::getline(in, arg, '\0');) all.push_back(arg);
+  std::vector<std::string> out;
+  for (std::size_t i = 1; i < all.size(); ++i) {
+    const std::string& a = all[i];
+    if (a == "--all") continue;
+    if (a == "--jobs" || a == "--shard") {
+      ++i;
+      continue;
+    }
+    if (a.rfind("--jobs=", 0) == 0 || a.rfind("--shard=", 0) == 0) continue;
+    out.push_back(a);
+  }
+  return out;
+}
+
 // One configuration's sheet; false when Ctrl-C ended it.
 bool one_sheet(const RunConfig& c, const DatasheetOptions& o) {
   const fs::path dir = create_stamped_dir(sheets_root(c) / (c.backend + "-" + c.opts.text("client")));
@@ -102,8 +126,12 @@ int datasheet_main(DatasheetArgs& a, const CLI::App& cmd) {
     if (auto why = base.problem()) throw std::invalid_argument(*why);
     complete = one_sheet(base, a.sheet);
   } else {
+    for (const char* flag : {"--backend", "--client"}) {
+      if (cmd.get_option(flag)->count() > 0) throw std::invalid_argument(std::string(flag) + " cannot be given with --all");
+    }
     const auto [shard, shards] = a.shard.empty() ? std::pair(0, 1) : parse_shard(a.shard);
     const auto configs = every_configuration();
+    std::vector<SheetJob> jobs;
     for (std::size_t k = 0; k < configs.size() && complete; ++k) {
       if (static_cast<int>(k % static_cast<std::size_t>(shards)) != shard) continue;
       RunConfig c = base;
@@ -111,11 +139,22 @@ int datasheet_main(DatasheetArgs& a, const CLI::App& cmd) {
       c.opts.set("client", configs[k].second);
       c.name.clear();
       c.resolve();
+      const std::string name = c.backend + " (" + configs[k].second + ")";
       if (auto why = c.problem()) {
-        std::cout << "fencecheck datasheet: " << c.backend << " (" << configs[k].second << ") not run here: " << *why << std::endl;
+        std::cout << "fencecheck datasheet: " << name << " not run here: " << *why << std::endl;
         continue;
       }
-      complete = one_sheet(c, a.sheet);
+      if (a.jobs <= 1) {
+        complete = one_sheet(c, a.sheet);
+        continue;
+      }
+      std::vector<std::string> args = own_args_for_one_sheet();
+      args.insert(args.end(), {"--backend", c.backend, "--client", configs[k].second});
+      fs::create_directories(sheets_root(base) / "logs");
+      jobs.push_back({name, args, sheets_root(base) / "logs" / (c.backend + "-" + configs[k].second + ".log")});
+    }
+    if (!jobs.empty()) {
+      for (int code : run_sheet_jobs(jobs, a.jobs)) complete = complete && code == 0;
     }
   }
   const std::vector<nlohmann::json> sheets = find_datasheets(sheets_root(base));
@@ -141,6 +180,9 @@ void add_datasheet_command(CLI::App& app) {
       ->check(CLI::PositiveNumber);
   cmd->add_flag("--all", a->all, "every backend × client of the registries that can start here, then the table");
   cmd->add_option("--shard", a->shard, "with --all: I/N, every Nth configuration from the Ith (0-based)");
+  cmd->add_option("--jobs", a->jobs, "with --all: sheets made at once, each in its own process")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 16));
   cmd->add_flag("--table-only", a->table_only, "run nothing: remake the table from the sheets in <store>/datasheets");
   cmd->callback([a, cmd] {
     int code = 0;

@@ -86,7 +86,12 @@ TEST_F(BudgetFaultsTest, TheLeaseIsTheSessionTimeoutWhereTheBackendSaysSo) {
   const BudgetSearchOptions o = profile_options(false, BreaksWhere::kAbove, 3000);
   EXPECT_EQ(o.hi, 9000);
   EXPECT_EQ(o.resolution, 300);
-  EXPECT_EQ(profile_options(true, BreaksWhere::kBelow, 1000).hi, 2000) << "a restart delay: 2 leases";
+  EXPECT_EQ(profile_options(false, BreaksWhere::kBelow, 1000).hi, 2000) << "a restart delay: 2 leases";
+  EXPECT_EQ(profile_options(true, BreaksWhere::kAbove, 1000).hi, 2000) << "quick: 2 leases";
+  EXPECT_EQ(profile_options(true, BreaksWhere::kBelow, 1000).hi, 1000) << "quick, a restart delay: 1 lease";
+  EXPECT_EQ(profile_options(true, BreaksWhere::kAbove, 1000).resolution, 250);
+  EXPECT_TRUE(profile_options(true, BreaksWhere::kAbove, 1000).stop_at_first_break);
+  EXPECT_FALSE(o.stop_at_first_break) << "full: every try, for the rate plot";
 }
 
 TEST_F(BudgetFaultsTest, ARefusedFaultNamesTheRunsOwnReason) {
