@@ -77,7 +77,8 @@ std::string why_undecided(const BudgetResult& r) {
   } else if (!r.stopped_by.empty()) {
     s << "stopped by " << r.stopped_by;
   } else if (r.budget_exhausted) {
-    s << "the budget of " << r.options.budget_s.value_or(0) << " s ran out after " << r.seconds << " s";
+    s << "the budget of " << r.options.budget_s.value_or(0) << " s ran out after " << static_cast<long long>(r.seconds)
+      << " s";
   } else {
     s << "the search ended early";
   }

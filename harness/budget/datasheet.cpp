@@ -92,7 +92,7 @@ std::string measured_sentence(const json& budget) {
                  : "kept only below " + std::to_string(broken) + " ms of " + what + " (kept at " + std::to_string(safe) +
                        " ms)";
   }
-  return "undecided (" + search.value("summary", "") + ")";
+  return search.value("summary", "undecided");
 }
 
 json token_verdict(const json& plain, const json& kill_budget) {

@@ -79,7 +79,11 @@ std::string budget_cell(const json& row) {
   if (row.contains("refused")) return "refused";
   const json& b = row.value("budget", json::object());
   const std::string outcome = b.value("outcome", "undecided");
-  if (outcome == "boundary") return text(b, "safe_at") + "–" + text(b, "broken_at") + " ms";
+  if (outcome == "boundary") {
+    const std::int64_t safe = b["safe_at"].get<std::int64_t>(), broken = b["broken_at"].get<std::int64_t>();
+    return std::to_string(std::min(safe, broken)) + "–" + std::to_string(std::max(safe, broken)) + " ms" +
+           (b.value("budget_exhausted", false) ? " (budget spent)" : "");
+  }
   if (outcome == "safe-everywhere") return "kept to " + std::to_string(b["options"].value("hi", 0)) + " ms";
   if (outcome == "broken-everywhere") return "broken from " + std::to_string(b["options"].value("lo", 0)) + " ms";
   return "undecided";
