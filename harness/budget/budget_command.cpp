@@ -11,6 +11,7 @@
 #include "harness/budget/budget_report.h"
 #include "harness/run/run_command.h"
 #include "harness/option_schema.h"
+#include "harness/subcommand.h"
 #include "harness/run/run_store.h"
 #include "platform/errors.h"
 
@@ -30,16 +31,10 @@ struct BudgetArgs {
   bool quick = false;
 };
 
-// The run options a budget sets itself, per probe: given here they would mean nothing.
-constexpr const char* kProbeOwned[] = {"--nemesis", "--plan", "--replay", "--junit", "--time-limit"};
-
 int budget_main(BudgetArgs& a, const CLI::App& cmd) {
-  for (const char* flag : kProbeOwned) {
-    if (cmd.get_option(flag)->count() > 0) {
-      throw std::invalid_argument(std::string(flag) + " cannot be given to budget: each probe is one fault of the "
-                                  "magnitude searched, as a plan, and lasts as long as that fault needs");
-    }
-  }
+  // The run options a probe sets itself: given here they would mean nothing.
+  refuse_flags(cmd, {"--nemesis", "--plan", "--replay", "--junit", "--time-limit"}, "budget",
+               "each probe is one fault of the magnitude searched, as a plan, and lasts as long as that fault needs");
   a.run.finish(run_option_schema());
   RunConfig config = a.run.config;
   config.nemesis.clear();
@@ -130,16 +125,7 @@ void add_budget_command(CLI::App& app) {
   cmd->add_option("--checker", a->watched, "the checkers whose violations count (default exclusion): " + checker_names())
       ->delimiter(',');
   cmd->add_flag("--quick", a->quick, "3 tries, a coarse resolution, each magnitude settled by its first violation");
-  cmd->callback([a, cmd] {
-    int code = 0;
-    try {
-      code = budget_main(*a, *cmd);
-    } catch (const std::exception& e) {
-      std::cerr << "fencecheck budget: " << e.what() << "\n";
-      code = kExitHarnessOrInput;
-    }
-    throw CLI::RuntimeError(code);
-  });
+  cmd->callback([a, cmd] { finish_subcommand("budget", [&] { return budget_main(*a, *cmd); }); });
 }
 
 }  // namespace fencecheck

@@ -23,6 +23,7 @@
 #include "harness/budget/datasheet_jobs.h"
 #include "harness/budget/datasheet_render.h"
 #include "harness/option_schema.h"
+#include "harness/subcommand.h"
 #include "harness/run/run_command.h"
 #include "harness/run/run_store.h"
 #include "platform/errors.h"
@@ -40,8 +41,6 @@ struct DatasheetArgs {
   int jobs = 1;
   bool table_only = false;
 };
-
-constexpr const char* kSheetOwned[] = {"--nemesis", "--plan", "--replay", "--junit", "--time-limit", "--resource"};
 
 // Every backend with its native client, then every adapter on each backend it locks on.
 std::vector<std::pair<std::string, std::string>> every_configuration() {
@@ -106,12 +105,8 @@ bool one_sheet(const RunConfig& c, const DatasheetOptions& o) {
 }
 
 int datasheet_main(DatasheetArgs& a, const CLI::App& cmd) {
-  for (const char* flag : kSheetOwned) {
-    if (cmd.get_option(flag)->count() > 0) {
-      throw std::invalid_argument(std::string(flag) + " cannot be given to datasheet: its runs are its own (one fault "
-                                  "as a plan per probe, the resource fenced)");
-    }
-  }
+  refuse_flags(cmd, {"--nemesis", "--plan", "--replay", "--junit", "--time-limit", "--resource"}, "datasheet",
+               "its runs are its own (one fault as a plan per probe, the resource fenced)");
   a.run.finish(run_option_schema());
   RunConfig base = a.run.config;
   base.nemesis.clear();
@@ -126,9 +121,7 @@ int datasheet_main(DatasheetArgs& a, const CLI::App& cmd) {
     if (auto why = base.problem()) throw std::invalid_argument(*why);
     complete = one_sheet(base, a.sheet);
   } else {
-    for (const char* flag : {"--backend", "--client"}) {
-      if (cmd.get_option(flag)->count() > 0) throw std::invalid_argument(std::string(flag) + " cannot be given with --all");
-    }
+    refuse_flags(cmd, {"--backend", "--client"}, "datasheet --all", "it makes a sheet of every backend and client");
     const auto [shard, shards] = a.shard.empty() ? std::pair(0, 1) : parse_shard(a.shard);
     const auto configs = every_configuration();
     std::vector<SheetJob> jobs;
@@ -184,16 +177,7 @@ void add_datasheet_command(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(1, 16));
   cmd->add_flag("--table-only", a->table_only, "run nothing: remake the table from the sheets in <store>/datasheets");
-  cmd->callback([a, cmd] {
-    int code = 0;
-    try {
-      code = datasheet_main(*a, *cmd);
-    } catch (const std::exception& e) {
-      std::cerr << "fencecheck datasheet: " << e.what() << "\n";
-      code = kExitHarnessOrInput;
-    }
-    throw CLI::RuntimeError(code);
-  });
+  cmd->callback([a, cmd] { finish_subcommand("datasheet", [&] { return datasheet_main(*a, *cmd); }); });
 }
 
 }  // namespace fencecheck

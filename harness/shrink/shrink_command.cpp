@@ -7,6 +7,7 @@
 #include <set>
 
 #include "harness/option_schema.h"
+#include "harness/subcommand.h"
 #include "harness/run/replay.h"
 #include "harness/run/run_store.h"
 #include "harness/shrink/fault_units.h"
@@ -207,16 +208,7 @@ void add_shrink_command(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   cmd->add_option("--store", a->store, "where the shrunk run and its tries are kept")->capture_default_str();
-  cmd->callback([a] {
-    int code = 0;
-    try {
-      code = shrink_run(*a);
-    } catch (const std::exception& e) {
-      std::cerr << "fencecheck shrink: " << e.what() << "\n";
-      code = kExitHarnessOrInput;
-    }
-    throw CLI::RuntimeError(code);
-  });
+  cmd->callback([a] { finish_subcommand("shrink", [&] { return shrink_run(*a); }); });
 }
 
 }  // namespace fencecheck

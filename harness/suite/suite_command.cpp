@@ -1,5 +1,7 @@
 #include "harness/suite/suite_command.h"
 
+#include "harness/subcommand.h"
+
 #include <iostream>
 #include <map>
 #include <memory>
@@ -101,17 +103,7 @@ void add_common(CLI::App* cmd, SuiteArgs& a) {
 }
 
 // Runs body; a bad option (std::invalid_argument) or harness failure is exit 3 with its message.
-void finish(const std::function<int()>& body) {
-  int code = 3;
-  try {
-    code = body();
-  } catch (const std::invalid_argument& e) {
-    std::cerr << "fencecheck suite: " << e.what() << "\n";
-  } catch (const std::exception& e) {
-    std::cerr << "fencecheck suite: " << e.what() << "\n";
-  }
-  throw CLI::RuntimeError(code);
-}
+[[noreturn]] void finish(const std::function<int()>& body) { finish_subcommand("suite", body); }
 
 }  // namespace
 
