@@ -24,6 +24,11 @@ milliseconds random_upto(ClientSession& s, milliseconds max) {
   return milliseconds(static_cast<std::int64_t>(s.rng()() % static_cast<std::uint64_t>(max.count() + 1)));
 }
 
+// How long this hold lasts: from the shortest to the longest, uniformly.
+milliseconds hold_time(ClientSession& s, const WorkloadOptions& o) {
+  return std::min(o.hold_min, o.hold) + random_upto(s, o.hold - std::min(o.hold_min, o.hold));
+}
+
 int random_key(ClientSession& s, int keys) {
   return static_cast<int>(s.rng()() % static_cast<std::uint64_t>(keys));
 }
@@ -47,7 +52,7 @@ class LockWorkload : public Workload {
         if (got.type == OpType::kFail) back_off(s, o_.hold);
         continue;
       }
-      s.sleep(random_upto(s, o_.hold));
+      s.sleep(hold_time(s, o_));
       s.invoke(OpFn::kRelease, lock, {{"token", got.value.value("token", nlohmann::json())}});
     }
   }
@@ -140,7 +145,7 @@ class LockAppendWorkload : public Workload {
       ++generation;
       if (!s.running()) return true;  // the test is ending: release, do not walk on
     }
-    s.sleep(random_upto(s, o_.hold));
+    s.sleep(hold_time(s, o_));
     if (s.lost(lock_name(i))) return true;  // the library said the lock is gone: no write
     list.push_back(s.unique_element());
     OpResult wrote =
@@ -170,7 +175,7 @@ class CasWorkload : public Workload {
         if (read.type == OpType::kFail) back_off(s, o_.hold);
         continue;
       }
-      s.sleep(random_upto(s, o_.hold));
+      s.sleep(hold_time(s, o_));
       nlohmann::json next = s.unique_element();
       OpResult set = s.invoke(OpFn::kCas, key, {{"expect", read.value}, {"value", next}});
       if (set.type == OpType::kFail) back_off(s, o_.hold);

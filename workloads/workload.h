@@ -63,6 +63,9 @@ struct WorkloadOptions {
   // lock-append: a key holding this many elements is full; below 1, make() throws
   // std::invalid_argument.
   int appends_per_key = kAppendsPerKey;
+  // The shortest hold: each hold is drawn from [hold_min, hold] (a fault budget's holder
+  // that works through a whole cut holds for a fixed time: hold_min = hold).
+  std::chrono::milliseconds hold_min{0};
 };
 
 class Workload {

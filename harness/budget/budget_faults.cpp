@@ -34,6 +34,9 @@ std::int64_t while_it_lasts(std::int64_t x, std::int64_t) { return x + 2000; }
 // A fault that takes the lock from a holder within its lease shows while that lease lasts.
 std::int64_t within_the_lease(std::int64_t, std::int64_t lease) { return lease + 2000; }
 
+// How long a holder that works through a fault goes on after it (Hold::kThroughTheFault).
+constexpr std::int64_t kWorksPastTheFault = 200;
+
 }  // namespace
 
 const std::vector<BudgetFault>& budget_faults() {
@@ -59,11 +62,12 @@ const std::vector<BudgetFault>& budget_faults() {
       {.name = "partition-holder",
        .magnitude = "cut",
        .description = "the first holder is cut off from every server (not from the resource) right after its grant, "
-                      "for X ms",
+                      "for X ms; it holds for X + 200 ms, working through the cut",
        .breaks = BreaksWhere::kAbove,
        .plan = [](std::int64_t x, const ProbeNodes& n) {
          return on_first_grant({{"do", "cut"}, {"grudge", {{"holder", n.servers}}}, {"for_ms", x}});
        },
+       .hold = BudgetFault::Hold::kThroughTheFault,
        .length_ms = while_it_lasts},
       {.name = "clock-bump-server",
        .magnitude = "forward clock jump",
@@ -73,7 +77,7 @@ const std::vector<BudgetFault>& budget_faults() {
        .plan = [](std::int64_t x, const ProbeNodes& n) {
          return on_first_grant({{"do", "clock"}, {"offsets", nodes_to({n.servers.front()}, x)}});
        },
-       .hold_most_of_lease = true,
+       .hold = BudgetFault::Hold::kMostOfLease,
        .length_ms = within_the_lease},
       {.name = "clock-bump-clients",
        .magnitude = "forward clock jump",
@@ -83,7 +87,7 @@ const std::vector<BudgetFault>& budget_faults() {
        .plan = [](std::int64_t x, const ProbeNodes& n) {
          return on_first_grant({{"do", "clock"}, {"offsets", nodes_to(n.clients, x)}});
        },
-       .hold_most_of_lease = true,
+       .hold = BudgetFault::Hold::kMostOfLease,
        .length_ms = within_the_lease},
       {.name = "kill-server",
        .magnitude = "restart delay",
@@ -93,7 +97,7 @@ const std::vector<BudgetFault>& budget_faults() {
        .plan = [](std::int64_t x, const ProbeNodes& n) {
          return on_first_grant({{"do", "kill"}, {"nodes", n.servers}, {"for_ms", x}});
        },
-       .hold_most_of_lease = true,
+       .hold = BudgetFault::Hold::kMostOfLease,
        .length_ms = [](std::int64_t x, std::int64_t lease) { return x + lease + 2000; }},
   };
   return faults;
@@ -132,7 +136,18 @@ RunConfig probe_config(const RunConfig& base, const BudgetFault& fault, std::int
   const std::int64_t op_timeout = std::max(c.opts.integer("op-timeout-ms"), c.opts.integer("pause-ms") + 2000);
   c.opts.set("op-timeout-ms", op_timeout);
   c.opts.set("stall-ms", std::max(c.opts.integer("stall-ms"), 2 * op_timeout));
-  if (fault.hold_most_of_lease) c.opts.set("hold-ms", lease * 4 / 5);
+  switch (fault.hold) {
+    case BudgetFault::Hold::kAsGiven:
+      break;
+    case BudgetFault::Hold::kMostOfLease:
+      c.opts.set("hold-ms", lease * 4 / 5);
+      c.opts.set("hold-min-ms", 0);
+      break;
+    case BudgetFault::Hold::kThroughTheFault:
+      c.opts.set("hold-ms", x + kWorksPastTheFault);
+      c.opts.set("hold-min-ms", x + kWorksPastTheFault);
+      break;
+  }
   c.name = base.name.empty() ? base.backend + "-budget-" + fault.name : base.name;
   c.resolve();
   return c;

@@ -37,11 +37,14 @@ struct BudgetFault {
   BreaksWhere breaks = BreaksWhere::kAbove;
   // The probe's plan for magnitude x (ms): a JSON list of steps.
   std::function<nlohmann::json(std::int64_t x, const ProbeNodes& nodes)> plan;
-  // Whether the holder should hold for most of its lease (--hold-ms = 4/5 of it, so that a
-  // hold never outlasts the lease by itself): a fault that takes the lock from a holder
-  // still within it (a server's clock jump, a restart without data) shows only while the
-  // holder still holds; a pause needs no help.
-  bool hold_most_of_lease = false;
+  // How long the probe's holders hold. kAsGiven: --hold-ms (a paused holder's hold spans
+  // its pause anyway). kMostOfLease: up to 4/5 of the lease, never past it by itself — a
+  // fault that takes the lock from a holder within its lease (a server's clock jump, a
+  // restart without data) shows only while the holder still holds. kThroughTheFault:
+  // exactly X + 200 ms — a holder that goes on working through a whole cut and a little
+  // after, as a cut holder that does not know it is cut does.
+  enum class Hold { kAsGiven, kMostOfLease, kThroughTheFault };
+  Hold hold = Hold::kAsGiven;
   // How long after the first grant a probe at x goes on: the violation comes within it.
   std::function<std::int64_t(std::int64_t x, std::int64_t lease_ms)> length_ms;
 };

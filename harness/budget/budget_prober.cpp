@@ -81,7 +81,7 @@ ProbeTry RunProber::try_at(std::int64_t x, int attempt) {
   SuiteCase one{"try-" + std::to_string(n), "", "", c.test_args(), nullptr, c.backend, fault_.name};
   SuiteOptions o;
   o.exe = exe_;
-  o.dir = out_ / "runs" / std::to_string(n);
+  o.dir = out_;  // the run in <out>/runs/try-<n>/<stamp>/, its log in <out>/logs/
   o.seed = base_.seed.value_or(1) + static_cast<std::uint64_t>(n);
   SuiteResult result = run_suite({one}, o);
   if (result.interrupted) {

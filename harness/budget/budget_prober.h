@@ -1,7 +1,7 @@
 // The real Prober of `fencecheck budget` and `fencecheck datasheet`: each try is a real
 // `fencecheck run` child process (harness/suite/suite_runner.h) of the user's configuration
 // with the fault's one-step plan at magnitude X (budget_faults.h), in
-// <out>/runs/<n>/<stamp>/, its plan in <out>/plans/<fault>-<X>.json.
+// <out>/runs/try-<n>/<stamp>/, its plan in <out>/plans/<fault>-<X>.json.
 //
 // A try broke when a watched checker found the run invalid (a violation is evidence even
 // when the bench had trouble too); it is undecided when a watched checker or the run is

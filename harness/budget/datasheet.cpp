@@ -37,7 +37,7 @@ json plain_run(const RunConfig& base, const fs::path& dir) {
   c.opts.set("time-limit", 4.0);
   SuiteOptions o;
   o.exe = fs::read_symlink("/proc/self/exe");
-  o.dir = dir / "plain";
+  o.dir = dir;  // the run in <dir>/runs/plain/<stamp>/
   o.seed = base.seed.value_or(1);
   SuiteResult r = run_suite({{"plain", "", "", c.test_args(), nullptr, c.backend, "none"}}, o);
   if (r.interrupted || r.rows.empty() || r.rows[0].runs.empty()) return nullptr;

@@ -147,6 +147,10 @@ std::optional<std::string> RunConfig::input_problem(const OptionSchema& schema) 
     return "--pause-ms (" + std::to_string(opts.integer("pause-ms")) + " ms) must be shorter than --time-limit (" +
            option_text(time_limit_s) + " s)";
   }
+  if (opts.integer("hold-min-ms") > opts.integer("hold-ms")) {
+    return "--hold-min-ms must be between 0 and --hold-ms (" + std::to_string(opts.integer("hold-ms")) + "), not " +
+           std::to_string(opts.integer("hold-min-ms"));
+  }
   if (opts.integer("clock-min-ms") > opts.integer("clock-max-ms")) {
     return "--clock-min-ms must be between 0 and --clock-max-ms (" + std::to_string(opts.integer("clock-max-ms")) +
            ")";

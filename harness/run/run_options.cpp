@@ -47,6 +47,8 @@ std::vector<OptionSpec> run_and_workload_options() {
       integer("concurrency", kRun, 5, 1, 64, "", "client processes"),
       integer("keys", kWorkload, 1, 1, 1000, "", "locks (and resource keys)"),
       integer("hold-ms", kWorkload, 100, 0, kNoMax, "ms", "longest time a client holds a lock"),
+      integer("hold-min-ms", kWorkload, 0, 0, kNoMax, "ms",
+              "shortest time a client holds a lock: each hold is drawn between it and --hold-ms"),
       integer("ttl-ms", kRun, 1000, 1, kNoMax, "ms", "lease of each grant"),
       integer("nemesis-interval", OptionReader::kNemesis, 5000, 1, kNoMax, "ms", "time between the starts of faults"),
       op_timeout,

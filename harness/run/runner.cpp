@@ -122,7 +122,8 @@ int Runner::run() {
   }
   backend_ = find_backend(c_.backend);
   workload_info_ = find_workload(c_.workload);
-  workload_ = workload_info_->make({static_cast<int>(c_.opts.integer("keys")), c_.opts.ms("hold-ms")});
+  workload_ = workload_info_->make(
+      {static_cast<int>(c_.opts.integer("keys")), c_.opts.ms("hold-ms"), kAppendsPerKey, c_.opts.ms("hold-min-ms")});
   clients_ = client_nodes(static_cast<int>(c_.opts.integer("concurrency")));
   record_.seed = *c_.seed;
   try {

@@ -78,6 +78,10 @@ TEST_F(BudgetFaultsTest, AFaultThatTakesTheLockFromAHolderWithinItsLeaseHoldsFor
   EXPECT_EQ(kill.opts.integer("hold-ms"), 800) << "4/5 of the 1000 ms lease";
   const RunConfig pause = probe_config(base, *find_budget_fault("pause-holder"), 500, (dir_ / "p.json").string());
   EXPECT_EQ(pause.opts.integer("hold-ms"), base.opts.integer("hold-ms")) << "a pause keeps the user's hold";
+  const RunConfig cut = probe_config(base, *find_budget_fault("partition-holder"), 500, (dir_ / "c.json").string());
+  EXPECT_EQ(cut.opts.integer("hold-min-ms"), 700) << "a cut holder works through the cut and 200 ms after";
+  EXPECT_EQ(cut.opts.integer("hold-ms"), 700);
+  EXPECT_FALSE(cut.problem().has_value() && cut.problem()->find("hold") != std::string::npos) << *cut.problem();
 }
 
 TEST_F(BudgetFaultsTest, TheLeaseIsTheSessionTimeoutWhereTheBackendSaysSo) {

@@ -216,3 +216,27 @@ TEST(Workloads, Registry) {
 
 }  // namespace
 }  // namespace fencecheck::testing
+
+namespace fencecheck::testing {
+namespace {
+
+// --hold-min-ms: every hold lies between the shortest and the longest; equal, it is fixed.
+TEST(Lock, EveryHoldLiesBetweenTheShortestAndTheLongest) {
+  for (const auto& [lo, hi] : {std::pair(30, 40), std::pair(40, 40)}) {
+    ScriptedSession s([](OpFn, const std::string&, const json&, std::size_t) { return ok(json::object()); }, 40);
+    find_workload("lock")->make(WorkloadOptions{1, milliseconds(hi), kAppendsPerKey, milliseconds(lo)})->run_client(s);
+    std::size_t holds = 0;
+    for (std::size_t op = 0; op < s.ops.size(); ++op) {
+      if (s.ops[op].f != OpFn::kAcquire) continue;
+      for (const auto d : s.sleeps_after[op]) {
+        ++holds;
+        EXPECT_GE(d, milliseconds(lo));
+        EXPECT_LE(d, milliseconds(hi));
+      }
+    }
+    EXPECT_GE(holds, 10u) << "the client held the lock between its acquires and releases";
+  }
+}
+
+}  // namespace
+}  // namespace fencecheck::testing
