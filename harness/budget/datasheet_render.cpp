@@ -36,13 +36,16 @@ std::string data_text(const json& data) {
   return "lost from " + text(data, "lost_from_ms") + " ms";
 }
 
+// "told 2 of 3 violations' holders, 40 ms after the other grant (median; p90 60, max 80)".
 std::string notice_text(const json& notice) {
   if (!notice.is_object()) return "—";
-  std::string out = "told " + text(notice, "told", "0") + ", silent " + text(notice, "silent", "0");
+  const std::int64_t told = notice.value("told", 0), silent = notice.value("silent", 0);
+  if (told + silent == 0) return "no violation";
+  std::string out = "told " + std::to_string(told) + " of " + std::to_string(told + silent) + " violations' holders";
   if (notice.contains("latency_ms")) {
     const json& l = notice["latency_ms"];
     char buf[128];
-    std::snprintf(buf, sizeof buf, "; latency median %.0f ms, p90 %.0f, max %.0f", l.value("median", 0.0),
+    std::snprintf(buf, sizeof buf, ", %.0f ms after the other grant (median; p90 %.0f, max %.0f)", l.value("median", 0.0),
                   l.value("p90", 0.0), l.value("max", 0.0));
     out += buf;
   }
