@@ -136,3 +136,41 @@ TEST(BudgetCell, SaysTheBracketLowEndFirstWhateverSideBreaks) {
 
 }  // namespace
 }  // namespace fencecheck
+
+namespace fencecheck {
+namespace {
+
+TEST(DatasheetPage, SaysEveryLineOfTheSheet) {
+  const json sheet = {{"backend", "zookeeper"},
+                      {"client", "curator"},
+                      {"profile", "quick"},
+                      {"lease_ms", 3000},
+                      {"promise", "no two clients think they hold the same lock"},
+                      {"token", {{"kind", "unique and increasing"}, {"after_every_server_crashed", "kept increasing in 3 runs"}}},
+                      {"notice", {{"told", 2}, {"silent", 1}, {"latency_ms", {{"median", 20.0}, {"p90", 30.0}, {"max", 30.0}}}}},
+                      {"faults", json::array({{{"fault", "partition-holder"},
+                                               {"description", "cut"},
+                                               {"budget", {{"outcome", "boundary"}, {"safe_at", 2600}, {"broken_at", 3000},
+                                                           {"options", {{"lo", 0}, {"hi", 6000}}}}},
+                                               {"measured", "kept only below 3000 ms of cut (kept at 2600 ms)"},
+                                               {"classes", {{"session-lost", 3}}},
+                                               {"data", {{"safe", true}, {"tries", 9}}},
+                                               {"dir", "budgets/partition-holder"},
+                                               {"plot", "<svg class=\"rate-plot\"></svg>"}},
+                                              {{"fault", "pause-after-send"}, {"refused", "needs an adapter that can"}}})}};
+  const std::string md = datasheet_markdown(sheet);
+  EXPECT_NE(md.find("told 2 of 3 violations' holders, 20 ms after the other grant (median; p90 30, max 30)"),
+            std::string::npos) << md;
+  EXPECT_NE(md.find("unique and increasing; after every server crashed: kept increasing in 3 runs"), std::string::npos);
+  EXPECT_NE(md.find("| partition-holder | 2600–3000 ms | kept only below 3000 ms of cut (kept at 2600 ms) | "
+                    "session-lost 3 | safe in 9 tries |"),
+            std::string::npos) << md;
+  EXPECT_NE(md.find("| pause-after-send | refused | refused: needs an adapter that can |"), std::string::npos) << md;
+  const std::string html = datasheet_html(sheet);
+  EXPECT_NE(html.find("<svg class=\"rate-plot\">"), std::string::npos) << "the plot inline";
+  EXPECT_NE(html.find("href=\"budgets/partition-holder/budget.md\""), std::string::npos);
+  EXPECT_EQ(html.find("<script"), std::string::npos) << "readable offline, nothing to run";
+}
+
+}  // namespace
+}  // namespace fencecheck
