@@ -93,9 +93,11 @@ def acquire(body):
     lease = lock.local.token.decode("ascii")
     state["locks"][key] = (lock, lease)
     # A ttl_ms of 0 would be a Lock without timeout: a SET without PX, no time promised. The
-    # PX counts from the attempt that took; valid_ms from this request's arrival.
+    # PX counts from the attempt that took; valid_ms from this request's arrival, less the
+    # 1 ms Redis rounds an expiry down to (it keeps whole ms of its clock).
     waited_ms = int((attempts["last"] - arrived) * 1000)
-    return {"lease": lease, "token": None, "valid_ms": px(lock.timeout) + waited_ms if lock.timeout else None}
+    return {"lease": lease, "token": None,
+            "valid_ms": px(lock.timeout) + waited_ms - 1 if lock.timeout else None}
 
 
 def lock_of(body):

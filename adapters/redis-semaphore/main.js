@@ -22,7 +22,7 @@ function reportRenewals(mutex, key, gen, lockTimeout) {
     const refreshed = await refresh.call(this);
     if (refreshed && this.isAcquired && gen === A.generation() && mutexes.get(key) === this) {
       A.event('renewed', { key, lease: this.identifier,
-        valid_ms: Math.floor(lockTimeout - (performance.now() - sent)) });
+        valid_ms: Math.floor(lockTimeout - (performance.now() - sent)) - 1 });
     }
     return refreshed;
   };
@@ -92,8 +92,9 @@ A.run({
         mutexes.set(key, mutex);
         reportRenewals(mutex, key, gen, body.ttl_ms);
       }
-      // The PX of the SET NX that took, counted from this request's arrival.
-      return { lease: mutex.identifier, token: null, valid_ms: body.ttl_ms + Math.floor(lastAttempt - arrived) };
+      // The PX of the SET NX that took, counted from this request's arrival, less the 1 ms
+      // Redis rounds an expiry down to (it keeps whole ms of its clock).
+      return { lease: mutex.identifier, token: null, valid_ms: body.ttl_ms + Math.floor(lastAttempt - arrived) - 1 };
     },
 
     async release(body) {

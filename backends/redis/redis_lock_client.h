@@ -26,6 +26,11 @@ namespace fencecheck {
 // sends the same script through redis-benchmark.)
 extern const char* const kRedisAcquireScript;
 
+// Redis keeps a key's expiry in whole ms of its clock: a PX of ttl lasts at least ttl less
+// this from the SET. A promise counted from a PX subtracts it (the redlock client's drift
+// allowance already covers it).
+inline constexpr std::chrono::milliseconds kRedisExpiryResolution{1};
+
 struct RedisClientConfig {
   std::string host;
   int port = 6379;
