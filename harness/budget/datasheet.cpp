@@ -81,8 +81,9 @@ std::string measured_sentence(const json& budget) {
   const std::string outcome = search.value("outcome", "undecided");
   const std::string what = budget.value("magnitude", "fault");
   const bool below = budget.value("breaks", "above") == "below";
-  if (outcome == "safe-everywhere") {
-    return "kept at every " + what + " probed, up to " + std::to_string(search["options"].value("hi", 0)) + " ms";
+  if (outcome == "safe-everywhere") {  // the breaking end was safe: hi, or lo for a restart delay
+    return below ? "kept at every " + what + " probed, down to " + std::to_string(search["options"].value("lo", 0)) + " ms"
+                 : "kept at every " + what + " probed, up to " + std::to_string(search["options"].value("hi", 0)) + " ms";
   }
   if (outcome == "broken-everywhere") return "broken at every " + what + " probed";
   if (outcome == "boundary") {

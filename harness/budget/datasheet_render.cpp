@@ -87,8 +87,11 @@ std::string budget_cell(const json& row) {
     return std::to_string(std::min(safe, broken)) + "–" + std::to_string(std::max(safe, broken)) + " ms" +
            (b.value("budget_exhausted", false) ? " (budget spent)" : "");
   }
-  if (outcome == "safe-everywhere") return "kept to " + std::to_string(b["options"].value("hi", 0)) + " ms";
-  if (outcome == "broken-everywhere") return "broken from " + std::to_string(b["options"].value("lo", 0)) + " ms";
+  // The breaking end (hi; lo for a restart delay) was safe, or the safe end broke.
+  const bool below = b["options"].value("breaks", "above") == "below";
+  const std::string lo = std::to_string(b["options"].value("lo", 0)), hi = std::to_string(b["options"].value("hi", 0));
+  if (outcome == "safe-everywhere") return below ? "kept down to " + lo + " ms" : "kept to " + hi + " ms";
+  if (outcome == "broken-everywhere") return below ? "broken up to " + hi + " ms" : "broken from " + lo + " ms";
   return "undecided";
 }
 

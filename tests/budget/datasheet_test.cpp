@@ -33,6 +33,7 @@ json budget(const std::string& outcome, json safe_at, json broken_at, const std:
 TEST(MeasuredSentence, SaysKeptBrokenOrKeptOnlyBelowTheBoundary) {
   EXPECT_EQ(measured_sentence(budget("safe-everywhere", nullptr, nullptr)), "kept at every pause probed, up to 3000 ms");
   EXPECT_EQ(measured_sentence(budget("broken-everywhere", nullptr, 0)), "broken at every pause probed");
+  EXPECT_EQ(measured_sentence(budget("safe-everywhere", 0, nullptr, "below")), "kept at every pause probed, down to 0 ms");
   EXPECT_EQ(measured_sentence(budget("boundary", 900, 1000)), "kept only below 1000 ms of pause (kept at 900 ms)");
   EXPECT_EQ(measured_sentence(budget("boundary", 1000, 900, "below")),
             "kept only with a pause of at least 1000 ms (broken at 900 ms)");
@@ -131,6 +132,9 @@ TEST(BudgetCell, SaysTheBracketLowEndFirstWhateverSideBreaks) {
   EXPECT_EQ(budget_cell(row({{"outcome", "safe-everywhere"}, {"options", opts}})), "kept to 3000 ms");
   EXPECT_EQ(budget_cell(row({{"outcome", "broken-everywhere"}, {"options", opts}})), "broken from 0 ms");
   EXPECT_EQ(budget_cell(row({{"outcome", "undecided"}, {"options", opts}})), "undecided");
+  const json below = {{"lo", 0}, {"hi", 2000}, {"breaks", "below"}};
+  EXPECT_EQ(budget_cell(row({{"outcome", "safe-everywhere"}, {"options", below}})), "kept down to 0 ms");
+  EXPECT_EQ(budget_cell(row({{"outcome", "broken-everywhere"}, {"options", below}})), "broken up to 2000 ms");
   EXPECT_EQ(budget_cell({{"fault", "x"}, {"refused", "why"}}), "refused");
 }
 
