@@ -9,6 +9,7 @@
 #include "harness/budget/budget_faults.h"
 #include "harness/budget/budget_prober.h"
 #include "harness/budget/budget_report.h"
+#include "platform/stop_signals.h"
 #include "harness/run/run_command.h"
 #include "harness/option_schema.h"
 #include "harness/subcommand.h"
@@ -32,6 +33,7 @@ struct BudgetArgs {
 };
 
 int budget_main(BudgetArgs& a, const CLI::App& cmd) {
+  const ScopedStopCount stops;  // Ctrl-C between two runs, for the whole search
   // The run options a probe sets itself: given here they would mean nothing.
   refuse_flags(cmd, {"--nemesis", "--plan", "--replay", "--junit", "--time-limit"}, "budget",
                "each probe is one fault of the magnitude searched, as a plan, and lasts as long as that fault needs");
@@ -43,35 +45,31 @@ int budget_main(BudgetArgs& a, const CLI::App& cmd) {
   for (const auto& w : a.watched) {
     if (find_checker(w) == nullptr) throw std::invalid_argument("--checker: unknown checker \"" + w + "\"; checkers: " + checker_names());
   }
-  if (auto why = budget_fault_problem(config, fault)) {
-    throw std::invalid_argument("this configuration cannot take " + fault.name + ": " + *why);
-  }
   BudgetSearchOptions o = profile_options(a.quick, fault.breaks, lease_ms(config));
   if (!a.range.empty()) std::tie(o.lo, o.hi) = parse_range(a.range);
   if (a.tries) o.tries = *a.tries;
   if (a.resolution) o.resolution = *a.resolution;
   o.budget_s = a.budget_s;
+  for (const std::int64_t x : {o.lo, o.hi}) {  // both ends: a magnitude a plan cannot say is refused here
+    if (auto why = budget_fault_problem(config, fault, x)) {
+      throw std::invalid_argument("this configuration cannot take " + fault.name + " of " + std::to_string(x) + " ms: " + *why);
+    }
+  }
   const fs::path out = create_stamped_dir(fs::path(config.store) / (config.name + "-budget-" + fault.name));
   std::cout << "fencecheck budget: " << config.backend << " (" << config.opts.text("client") << ") × " << fault.name
             << ": " << fault.magnitude << " " << o.lo << "–" << o.hi << " ms, " << o.tries << " tries, resolution "
             << o.resolution << " ms; watching " << join(a.watched, ", ") << "; in " << out.string() << std::endl;
 
-  RunProber prober(config, fault, a.watched, out);
-  o.on_try = [&](const BudgetResult& so_far) {  // what was probed is on disk after every try
-    write_budget(out, budget_document(fault, config, a.watched, so_far, prober.interrupted), so_far);
-  };
-  const BudgetResult r = search_budget(prober, o);
-  write_budget(out, budget_document(fault, config, a.watched, r, prober.interrupted), r);
-  std::cout << "fencecheck budget: " << r.summary() << (r.stopped_by.empty() ? "" : " (stopped: " + r.stopped_by + ")")
+  const BudgetRun run = run_budget(config, fault, a.watched, o, out, stops);
+  std::cout << "fencecheck budget: " << run.result.summary()
+            << (run.result.stopped_by.empty() ? "" : " (stopped: " + run.result.stopped_by + ")")
             << "\nbudget: " << (out / "budget.md").string() << std::endl;
-  if (prober.interrupted) return 2;  // what was probed stands, but the user stopped the search
-  if (!r.stopped_by.empty() && r.outcome == BudgetResult::Outcome::kUndecided) {
-    return kExitHarnessOrInput;  // a broken bench, not an undecided lock
-  }
-  return r.exit_code();
+  return run.exit_code;
 }
 
 }  // namespace
+
+constexpr std::int64_t kDay = 86'400'000;  // the longest fault a plan step says (plans.md)
 
 std::pair<std::int64_t, std::int64_t> parse_range(const std::string& text) {
   const std::size_t colon = text.find(':');
@@ -89,6 +87,9 @@ std::pair<std::int64_t, std::int64_t> parse_range(const std::string& text) {
 }
 
 BudgetSearchOptions profile_options(bool quick, BreaksWhere breaks, std::int64_t lease_ms) {
+  if (lease_ms <= 0 || lease_ms > kDay / 3) {
+    throw std::invalid_argument("a lease of " + std::to_string(lease_ms) + " ms: budgets search leases up to 8 hours");
+  }
   BudgetSearchOptions o;
   o.breaks = breaks;
   o.lo = 0;

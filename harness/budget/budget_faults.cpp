@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 
 #include <unistd.h>
 
@@ -48,7 +49,8 @@ const std::vector<BudgetFault>& budget_faults() {
        .plan = [](std::int64_t x, const ProbeNodes&) {
          return on_first_grant({{"do", "pause"}, {"node", "holder"}, {"for_ms", x}});
        },
-       .length_ms = while_it_lasts},
+       .length_ms = while_it_lasts,
+       .took_effect = "pause"},
       {.name = "pause-after-send",
        .magnitude = "pause",
        .description = "the first acquire's lock library stops its own thread for X ms right after it sent the lock "
@@ -58,7 +60,8 @@ const std::vector<BudgetFault>& budget_faults() {
          return json::array({{{"at_ms", 0}, {"do", "replay"}, {"f", "arm"},
                               {"value", {{"fault", "pause-after-send"}, {"ms", std::max<std::int64_t>(1, x)}}}}});
        },
-       .length_ms = while_it_lasts},
+       .length_ms = while_it_lasts,
+       .took_effect = "pause"},
       {.name = "partition-holder",
        .magnitude = "cut",
        .description = "the first holder is cut off from every server (not from the resource) right after its grant, "
@@ -68,7 +71,8 @@ const std::vector<BudgetFault>& budget_faults() {
          return on_first_grant({{"do", "cut"}, {"grudge", {{"holder", n.servers}}}, {"for_ms", x}});
        },
        .hold = BudgetFault::Hold::kThroughTheFault,
-       .length_ms = while_it_lasts},
+       .length_ms = while_it_lasts,
+       .took_effect = "partition"},
       {.name = "clock-bump-server",
        .magnitude = "forward clock jump",
        .description = "the first server's wall clock jumps X ms forward right after the first grant; the holder uses "
@@ -78,7 +82,8 @@ const std::vector<BudgetFault>& budget_faults() {
          return on_first_grant({{"do", "clock"}, {"offsets", nodes_to({n.servers.front()}, x)}});
        },
        .hold = BudgetFault::Hold::kMostOfLease,
-       .length_ms = within_the_lease},
+       .length_ms = within_the_lease,
+       .took_effect = "clock-bump"},
       {.name = "clock-bump-clients",
        .magnitude = "forward clock jump",
        .description = "every client's wall clock jumps X ms forward right after the first grant; the holder holds "
@@ -88,7 +93,8 @@ const std::vector<BudgetFault>& budget_faults() {
          return on_first_grant({{"do", "clock"}, {"offsets", nodes_to(n.clients, x)}});
        },
        .hold = BudgetFault::Hold::kMostOfLease,
-       .length_ms = within_the_lease},
+       .length_ms = within_the_lease,
+       .took_effect = "clock-bump"},
       {.name = "kill-server",
        .magnitude = "restart delay",
        .description = "every server is killed (SIGKILL: what it had not written down is lost) right after the first "
@@ -98,7 +104,8 @@ const std::vector<BudgetFault>& budget_faults() {
          return on_first_grant({{"do", "kill"}, {"nodes", n.servers}, {"for_ms", x}});
        },
        .hold = BudgetFault::Hold::kMostOfLease,
-       .length_ms = [](std::int64_t x, std::int64_t lease) { return x + lease + 2000; }},
+       .length_ms = [](std::int64_t x, std::int64_t lease) { return x + lease + 2000; },
+       .took_effect = "kill"},
   };
   return faults;
 }
@@ -141,7 +148,7 @@ RunConfig probe_config(const RunConfig& base, const BudgetFault& fault, std::int
       break;
     case BudgetFault::Hold::kMostOfLease:
       c.opts.set("hold-ms", lease * 4 / 5);
-      c.opts.set("hold-min-ms", 0);
+      c.opts.set("hold-min-ms", lease * 4 / 5);
       break;
     case BudgetFault::Hold::kThroughTheFault:
       c.opts.set("hold-ms", x + kWorksPastTheFault);
@@ -153,12 +160,24 @@ RunConfig probe_config(const RunConfig& base, const BudgetFault& fault, std::int
   return c;
 }
 
-std::optional<std::string> budget_fault_problem(const RunConfig& base, const BudgetFault& fault) {
+bool fault_took_effect(const BudgetFault& fault, const std::filesystem::path& run_dir) {
+  std::ifstream in(run_dir / "history.jsonl");
+  for (std::string line; std::getline(in, line);) {
+    if (line.find("\"nemesis\"") == std::string::npos) continue;  // most lines are the clients'
+    const json j = json::parse(line, nullptr, false);
+    if (!j.is_object() || j.value("process", json()) != "nemesis" || j.value("f", json()) != fault.took_effect) continue;
+    const json& v = j.contains("value") ? j["value"] : json();
+    if (v.is_object() && !v.contains("not_applied") && !v.contains("not_cut")) return true;
+  }
+  return false;
+}
+
+std::optional<std::string> budget_fault_problem(const RunConfig& base, const BudgetFault& fault, std::int64_t x) {
   const std::filesystem::path scratch = std::filesystem::temp_directory_path() /
                                         ("fc-budget-" + std::to_string(::getpid()) + "-" + fault.name + ".json");
   std::optional<std::string> why;
   try {
-    why = probe_config(base, fault, 1000, scratch.string()).problem();
+    why = probe_config(base, fault, x, scratch.string()).problem();
   } catch (const std::exception& e) {
     why = e.what();
   }

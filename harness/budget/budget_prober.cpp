@@ -1,4 +1,5 @@
 #include "harness/budget/budget_prober.h"
+#include "harness/budget/budget_report.h"
 #include "harness/budget/json_member.h"
 
 #include <iostream>
@@ -18,29 +19,27 @@ using nlohmann::json;
 
 ProbeTry::Result classify_try(const json& results, const std::vector<std::string>& watched, std::string& why) {
   const json& checkers = json_member(results, "checkers");
-  bool unknown = false;
+  bool all_said_valid = true;
   for (const auto& name : watched) {
     const json& v = json_member(json_member(checkers, name.c_str()), "valid");
     if (v == false) return ProbeTry::Result::kBroke;
-    if (v.is_null()) {
-      why = "checker " + name + " has no verdict";
-      unknown = true;
-    } else if (v == "unknown") {
-      why = "checker " + name + " is unknown";
-      unknown = true;
+    if (v != true) {  // unknown, skipped (nothing to judge), or no verdict at all
+      why = "checker " + name + (v.is_null() ? " has no verdict" : " is " + v.dump());
+      all_said_valid = false;
     }
   }
   if (json_member(results, "valid") == "unknown") {
     const json& reasons = json_member(results, "unknown_reasons");
     why = "the run is unknown" + (reasons.is_array() && !reasons.empty() ? ": " + reasons[0].dump() : std::string());
-    unknown = true;
+    return ProbeTry::Result::kUndecided;
   }
   const json& plan = json_member(json_member(results, "health"), "plan");
-  if (plan.is_object() && plan.value("fired", 0) < plan.value("steps", 0)) {
-    why = "the fault never fired (the plan ended unfinished)";
-    unknown = true;
+  if (!plan.is_object() || !plan["fired"].is_number() || !plan["steps"].is_number() ||
+      plan["fired"].get<std::int64_t>() < plan["steps"].get<std::int64_t>()) {
+    why = "the plan's step never fired";
+    return ProbeTry::Result::kUndecided;
   }
-  return unknown ? ProbeTry::Result::kUndecided : ProbeTry::Result::kSafe;
+  return all_said_valid ? ProbeTry::Result::kSafe : ProbeTry::Result::kUndecided;
 }
 
 json try_detail(const json& results) {
@@ -63,14 +62,13 @@ json try_detail(const json& results) {
   return d;
 }
 
-RunProber::RunProber(RunConfig base, const BudgetFault& fault, std::vector<std::string> watched, fs::path out)
+RunProber::RunProber(RunConfig base, const BudgetFault& fault, std::vector<std::string> watched, fs::path out,
+                     const ScopedStopCount& stops)
     : base_(std::move(base)), fault_(fault), watched_(std::move(watched)), out_(std::move(out)),
-      exe_(fs::read_symlink("/proc/self/exe")), stops_(std::make_unique<ScopedStopCount>()) {}
-
-RunProber::~RunProber() = default;
+      exe_(fs::read_symlink("/proc/self/exe")), stops_(stops) {}
 
 ProbeTry RunProber::try_at(std::int64_t x, int attempt) {
-  if (stops_->count() > 0) {
+  if (stops_.count() > 0 || interrupted) {
     interrupted = true;
     throw Interrupted("interrupted (Ctrl-C) before the run at " + std::to_string(x) + " ms");
   }
@@ -84,11 +82,11 @@ ProbeTry RunProber::try_at(std::int64_t x, int attempt) {
   o.dir = out_;  // the run in <out>/runs/try-<n>/<stamp>/, its log in <out>/logs/
   o.seed = base_.seed.value_or(1) + static_cast<std::uint64_t>(n);
   SuiteResult result = run_suite({one}, o);
-  if (result.interrupted) {
+  if (result.rows.empty() || result.rows[0].runs.empty()) {
     interrupted = true;
-    throw Interrupted("interrupted (Ctrl-C) during the run at " + std::to_string(x) + " ms");
+    throw Interrupted("interrupted (Ctrl-C) before the run at " + std::to_string(x) + " ms");
   }
-  const SuiteRun& run = result.rows.at(0).runs.at(0);
+  const SuiteRun& run = result.rows[0].runs[0];
   ProbeTry t;
   t.seconds = run.seconds;
   std::string why;
@@ -99,7 +97,21 @@ ProbeTry RunProber::try_at(std::int64_t x, int attempt) {
   } else {
     t.result = classify_try(run.results, watched_, why);
     t.detail = try_detail(run.results);
+    if (t.result != ProbeTry::Result::kUndecided && !fault_took_effect(fault_, run.run_dir)) {
+      t.result = ProbeTry::Result::kUndecided;  // its fault never happened: it says nothing of the lock
+      why = "no " + fault_.took_effect + " line took effect (history.jsonl)";
+    }
   }
+  if (result.interrupted) {
+    // Ctrl-C came during it: the run healed and judged what it had. A violation it found is
+    // proof; anything else is a shortened run that says nothing. The next try_at() stops.
+    interrupted = true;
+    if (t.result != ProbeTry::Result::kBroke) {
+      t.result = ProbeTry::Result::kUndecided;
+      why = "interrupted (Ctrl-C)";
+    }
+  }
+  t.detail["result"] = to_string(t.result);
   t.detail["seed"] = run.seed;
   t.detail["run_dir"] = run.run_dir.string();
   if (!why.empty()) t.detail["why"] = why;
@@ -107,6 +119,21 @@ ProbeTry RunProber::try_at(std::int64_t x, int attempt) {
             << (why.empty() ? "" : " (" + why + ")") << " in " << static_cast<int>(run.seconds) << " s: "
             << run.run_dir.string() << std::endl;
   return t;
+}
+
+BudgetRun run_budget(const RunConfig& base, const BudgetFault& fault, const std::vector<std::string>& watched,
+                     BudgetSearchOptions options, const fs::path& out, const ScopedStopCount& stops) {
+  RunProber prober(base, fault, watched, out, stops);
+  options.on_try = [&](const BudgetResult& so_far) {  // what was probed is on disk after every try
+    write_budget(out, budget_document(fault, base, watched, so_far, prober.interrupted), so_far);
+  };
+  BudgetRun run;
+  run.result = search_budget(prober, options);
+  run.interrupted = prober.interrupted;
+  run.exit_code = budget_exit_code(run.result, run.interrupted);
+  run.doc = budget_document(fault, base, watched, run.result, run.interrupted, run.exit_code);
+  write_budget(out, run.doc, run.result);
+  return run;
 }
 
 }  // namespace fencecheck

@@ -4,17 +4,19 @@
 // <out>/runs/try-<n>/<stamp>/, its plan in <out>/plans/<fault>-<X>.json.
 //
 // A try broke when a watched checker found the run invalid (a violation is evidence even
-// when the bench had trouble too); it is undecided when a watched checker or the run is
-// unknown, or the plan's fault never fired (a probe that did not inject its fault says
-// nothing); a harness error when the run left no results.json (exit 3). Ctrl-C reaches the
-// run in progress, which heals and ends; try_at() then throws Interrupted and
-// `interrupted` is set; one that comes between two runs is seen before the next (the prober
-// holds a SIGINT/SIGTERM handler for its lifetime). Not thread-safe: one prober per search, from the main thread (the
-// suite runner's rule). A try blocks for as long as its run takes.
+// when the bench had trouble too). It is safe only when every watched checker said valid,
+// the run was not unknown, the plan's step fired, and the history shows the fault took
+// effect (BudgetFault::took_effect); anything else is undecided — a skipped checker, a
+// pause-after-send that no acquire took, a kill of nodes already down. A run that left no
+// results.json (exit 3) is a harness error. Ctrl-C reaches the run in progress, which heals
+// and judges what it recorded: that try is kept (broken if it found a violation, else
+// undecided), `interrupted` is set and the next try_at() throws Interrupted; one that comes
+// between two runs is counted by the caller's ScopedStopCount and seen before the next.
+// Not thread-safe: one prober per search, from the main thread (the suite runner's rule).
+// A try blocks for as long as its run takes; HarnessError when a run cannot be started.
 #pragma once
 
 #include <filesystem>
-#include <memory>
 #include <string>
 #include <vector>
 
@@ -40,9 +42,10 @@ nlohmann::json try_detail(const nlohmann::json& results);
 class RunProber final : public Prober {
  public:
   // base: the user's options, resolved. watched: the checkers whose violations break a
-  // try. out: the search's directory (exists).
-  RunProber(RunConfig base, const BudgetFault& fault, std::vector<std::string> watched, std::filesystem::path out);
-  ~RunProber() override;
+  // try. out: the search's directory (exists). fault and stops (the command's, held for its
+  // whole life) must outlive the prober.
+  RunProber(RunConfig base, const BudgetFault& fault, std::vector<std::string> watched, std::filesystem::path out,
+            const ScopedStopCount& stops);
   ProbeTry try_at(std::int64_t x, int attempt) override;
   bool interrupted = false;  // Ctrl-C came: try_at() threw Interrupted
 
@@ -53,7 +56,20 @@ class RunProber final : public Prober {
   std::filesystem::path out_;
   std::filesystem::path exe_;
   int runs_ = 0;
-  std::unique_ptr<ScopedStopCount> stops_;  // Ctrl-C between runs, for its lifetime
+  const ScopedStopCount& stops_;
 };
+
+struct BudgetRun {
+  BudgetResult result;
+  bool interrupted = false;
+  int exit_code = 0;  // budget_exit_code()
+  nlohmann::json doc;  // budget.json as written
+};
+
+// One fault's search over real runs, as `fencecheck budget` and each datasheet row make
+// it: budget.json, budget.md and budget.svg in out after every try and at the end. Blocks
+// for every run; throws HarnessError when out cannot be written (what was written stays).
+BudgetRun run_budget(const RunConfig& base, const BudgetFault& fault, const std::vector<std::string>& watched,
+                     BudgetSearchOptions options, const std::filesystem::path& out, const ScopedStopCount& stops);
 
 }  // namespace fencecheck

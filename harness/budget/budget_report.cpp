@@ -34,8 +34,21 @@ json classes_over_tries(const BudgetResult& result) {
   return total;
 }
 
+int budget_exit_code(const BudgetResult& result, bool interrupted) {
+  if (interrupted) return 2;
+  if (!result.stopped_by.empty()) return 3;
+  if (!result.probes.empty()) {
+    const auto& tries = result.probes.back().tries;
+    const bool all_harness = !tries.empty() && std::all_of(tries.begin(), tries.end(), [](const ProbeTry& t) {
+      return t.result == ProbeTry::Result::kHarnessError;
+    });
+    if (all_harness) return 3;
+  }
+  return result.exit_code();
+}
+
 json budget_document(const BudgetFault& fault, const RunConfig& config, const std::vector<std::string>& watched,
-                     const BudgetResult& result, bool interrupted) {
+                     const BudgetResult& result, bool interrupted, std::optional<int> exit_code) {
   return {{"fault", fault.name},
           {"magnitude", fault.magnitude},
           {"description", fault.description},
@@ -48,7 +61,7 @@ json budget_document(const BudgetFault& fault, const RunConfig& config, const st
           {"search", result.to_json()},
           {"classes", classes_over_tries(result)},
           {"interrupted", interrupted},
-          {"exit", result.exit_code()}};
+          {"exit", exit_code.value_or(budget_exit_code(result, interrupted))}};
 }
 
 std::string rate_plot_svg(const BudgetResult& r, const std::string& magnitude, std::int64_t lease_ms) {

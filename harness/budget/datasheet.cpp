@@ -12,6 +12,7 @@
 #include "harness/budget/datasheet_render.h"
 #include "harness/budget/json_member.h"
 #include "harness/run/run_store.h"
+#include "platform/stop_signals.h"
 #include "harness/suite/suite_runner.h"
 #include "platform/atomic_file.h"
 #include "platform/json_text.h"
@@ -47,30 +48,27 @@ json plain_run(const RunConfig& base, const fs::path& dir) {
   return out;
 }
 
-std::vector<json> tries_of(const json& budget) {
+// The decided tries of a budget (safe or broke: the fault took effect and the run said
+// something), each try's detail with its probe's magnitude. Undecided tries say nothing.
+std::vector<json> decided_tries(const json& budget) {
   std::vector<json> out;
   for (const auto& p : json_member(json_member(budget, "search"), "probes")) {
+    const json& x = json_member(p, "magnitude");
     for (const auto& t : json_member(p, "tries")) {
+      const json& result = json_member(t, "result");
+      if (!x.is_number_integer() || (result != "safe" && result != "broke")) continue;
       json d = json_member(t, "detail");
-      d["magnitude"] = p.value("magnitude", 0);
+      d["magnitude"] = x;
       out.push_back(d);
     }
   }
   return out;
 }
 
-// Whether the fenced resource kept the data in every try of a budget.
-json data_verdict(const json& budget) {
-  std::optional<std::int64_t> lost_at;
-  int tries = 0;
-  for (const json& t : tries_of(budget)) {
-    const json& v = json_member(json_member(t, "checkers"), "resource");
-    if (v.is_null()) continue;
-    ++tries;
-    if (v == false) lost_at = std::min(lost_at.value_or(t["magnitude"].get<std::int64_t>()), t["magnitude"].get<std::int64_t>());
-  }
-  if (tries == 0) return nullptr;
-  return lost_at ? json{{"safe", false}, {"lost_from_ms", *lost_at}, {"tries", tries}} : json{{"safe", true}, {"tries", tries}};
+// A checker's verdict in a try's detail: true, false, or nothing said (unknown, skipped).
+std::optional<bool> verdict_of(const json& detail, const char* checker) {
+  const json& v = json_member(json_member(detail, "checkers"), checker);
+  return v.is_boolean() ? std::optional<bool>(v.get<bool>()) : std::nullopt;
 }
 
 }  // namespace
@@ -81,13 +79,14 @@ std::string measured_sentence(const json& budget) {
   const std::string outcome = search.value("outcome", "undecided");
   const std::string what = budget.value("magnitude", "fault");
   const bool below = budget.value("breaks", "above") == "below";
-  if (outcome == "safe-everywhere") {  // the breaking end was safe: hi, or lo for a restart delay
-    return below ? "kept at every " + what + " probed, down to " + std::to_string(search["options"].value("lo", 0)) + " ms"
-                 : "kept at every " + what + " probed, up to " + std::to_string(search["options"].value("hi", 0)) + " ms";
+  const json& options = json_member(search, "options");
+  if (outcome == "safe-everywhere" && options.is_object()) {  // the breaking end was safe: hi, or lo for a restart delay
+    return below ? "kept at every " + what + " probed, down to " + std::to_string(options.value("lo", 0)) + " ms"
+                 : "kept at every " + what + " probed, up to " + std::to_string(options.value("hi", 0)) + " ms";
   }
   if (outcome == "broken-everywhere") return "broken at every " + what + " probed";
-  if (outcome == "boundary") {
-    const auto safe = search["safe_at"].get<std::int64_t>(), broken = search["broken_at"].get<std::int64_t>();
+  if (outcome == "boundary" && json_member(search, "safe_at").is_number_integer() && json_member(search, "broken_at").is_number_integer()) {
+    const auto safe = json_member(search, "safe_at").get<std::int64_t>(), broken = json_member(search, "broken_at").get<std::int64_t>();
     return below ? "kept only with a " + what + " of at least " + std::to_string(safe) + " ms (broken at " +
                        std::to_string(broken) + " ms)"
                  : "kept only below " + std::to_string(broken) + " ms of " + what + " (kept at " + std::to_string(safe) +
@@ -96,27 +95,47 @@ std::string measured_sentence(const json& budget) {
   return search.value("summary", "undecided");
 }
 
+// Whether the fenced resource kept the data in every decided try of a budget; when not,
+// the magnitudes of loss nearest the safe side (the lowest for a fault breaking above,
+// the highest for one breaking below: "lost up to X ms" of restart delay).
+json data_verdict(const json& budget) {
+  const bool below = json_member(budget, "breaks") == "below";
+  std::optional<std::int64_t> lost_at;
+  int tries = 0;
+  for (const json& t : decided_tries(budget)) {
+    const std::optional<bool> kept = verdict_of(t, "resource");
+    if (!kept) continue;
+    ++tries;
+    const std::int64_t x = t["magnitude"].get<std::int64_t>();
+    if (!*kept) lost_at = lost_at ? (below ? std::max(*lost_at, x) : std::min(*lost_at, x)) : x;
+  }
+  if (tries == 0) return nullptr;
+  if (!lost_at) return {{"safe", true}, {"tries", tries}};
+  return {{"safe", false}, {below ? "lost_up_to_ms" : "lost_from_ms", *lost_at}, {"tries", tries}};
+}
+
 json token_verdict(const json& plain, const json& kill_budget) {
   json out = json::object();
   const json& tokens = json_member(json_member(plain, "checkers"), "tokens");
   const json granted = json_member(tokens, "with_token");
-  if (tokens.is_null()) {
-    out["kind"] = "not probed";
+  const json valid = json_member(tokens, "valid");
+  if (!valid.is_boolean() && !(granted.is_number() && granted.get<std::int64_t>() == 0)) {
+    out["kind"] = "not probed";  // no plain run, or its tokens checker said nothing (unknown)
   } else if (granted.is_number() && granted.get<std::int64_t>() == 0) {
     out["kind"] = "none";
   } else {
-    out["kind"] = json_member(tokens, "valid") == true ? "unique and increasing" : "not unique or not increasing";
+    out["kind"] = valid == true ? "unique and increasing" : "not unique or not increasing";
   }
   if (kill_budget.is_null() || out["kind"] == "none") {
     out["after_every_server_crashed"] = out["kind"] == "none" ? "no token" : "not probed";
     return out;
   }
   int backwards = 0, runs = 0;
-  for (const json& t : tries_of(kill_budget)) {
-    const json& v = json_member(json_member(t, "checkers"), "tokens");
-    if (v.is_null()) continue;
+  for (const json& t : decided_tries(kill_budget)) {  // every server was killed in each
+    const std::optional<bool> increasing = verdict_of(t, "tokens");
+    if (!increasing) continue;
     ++runs;
-    backwards += v == false ? 1 : 0;
+    backwards += *increasing ? 0 : 1;
   }
   out["after_every_server_crashed"] = runs == 0       ? "not probed"
                                       : backwards > 0 ? "went backwards in " + std::to_string(backwards) + " of " +
@@ -129,7 +148,7 @@ json notice_summary(const std::vector<json>& budgets) {
   std::int64_t told = 0, silent = 0;
   std::vector<double> latencies;
   for (const json& b : budgets) {
-    for (const json& t : tries_of(b)) {
+    for (const json& t : decided_tries(b)) {
       const json& notice = json_member(t, "notice");  // none when the run found no violation
       if (notice.is_object()) {
         told += notice.value("told", 0);
@@ -148,6 +167,7 @@ json notice_summary(const std::vector<json>& budgets) {
 }
 
 Datasheet make_datasheet(const RunConfig& given, const DatasheetOptions& options, const fs::path& dir) {
+  const ScopedStopCount stops;  // Ctrl-C between two runs, for the whole sheet
   RunConfig base = given;
   base.resource = "fenced";
   Datasheet sheet;
@@ -164,7 +184,7 @@ Datasheet make_datasheet(const RunConfig& given, const DatasheetOptions& options
             << "token" << std::endl;
   const json plain = plain_run(base, dir);
   doc["plain_run"] = json_member(plain, "run_dir");
-  if (plain.is_null()) {  // Ctrl-C during it
+  if (plain.is_null() || stops.count() > 0) {  // Ctrl-C during it
     sheet.interrupted = true;
     doc["interrupted"] = true;
     save();
@@ -185,13 +205,9 @@ Datasheet make_datasheet(const RunConfig& given, const DatasheetOptions& options
     fs::create_directories(out);
     BudgetSearchOptions o = profile_options(options.quick, fault.breaks, lease_ms(base));
     o.budget_s = options.budget_s;
-    RunProber prober(base, fault, {"exclusion"}, out);
-    o.on_try = [&](const BudgetResult& so_far) {
-      write_budget(out, budget_document(fault, base, {"exclusion"}, so_far, prober.interrupted), so_far);
-    };
-    const BudgetResult r = search_budget(prober, o);
-    const json budget = budget_document(fault, base, {"exclusion"}, r, prober.interrupted);
-    write_budget(out, budget, r);
+    const BudgetRun run = run_budget(base, fault, {"exclusion"}, o, out, stops);
+    const json& budget = run.doc;
+    const BudgetResult& r = run.result;
     row["budget"] = budget["search"];
     row["budget"].erase("probes");  // budget.json beside it keeps them
     row["probes"] = budget["search"]["probes"].size();
@@ -203,7 +219,7 @@ Datasheet make_datasheet(const RunConfig& given, const DatasheetOptions& options
     doc["faults"].push_back(row);
     budgets.push_back(budget);
     if (fault.name == "kill-server") kill_budget = budget;
-    sheet.interrupted = prober.interrupted;
+    sheet.interrupted = run.interrupted;
     doc["token"] = token_verdict(plain, kill_budget);
     doc["notice"] = notice_summary(budgets);
     save();

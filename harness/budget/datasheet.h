@@ -30,16 +30,23 @@ struct DatasheetOptions {
 };
 
 struct Datasheet {
-  nlohmann::json doc;  // datasheet.json (docs/budget.md)
+  nlohmann::json doc;  // datasheet.json: the sheet's lines as docs/budget.md names them
   bool interrupted = false;
 };
 
-// base: the configuration, resolved. Throws HarnessError when dir cannot be written.
+// base: the configuration, resolved. Throws HarnessError (or std::filesystem_error) when
+// dir cannot be written, std::invalid_argument when the backend's options do not resolve.
 Datasheet make_datasheet(const RunConfig& base, const DatasheetOptions& options, const std::filesystem::path& dir);
 
 // The promise sentence for one fault's budget ("kept only below 950 ms of pause"), from its
 // budget.json document. Pure.
 std::string measured_sentence(const nlohmann::json& budget);
+
+// The "data" entry of a fault's row from its budget.json: whether the fenced resource kept
+// the data in every decided try, else the magnitude of loss nearest the safe side
+// ("lost_from_ms" for a fault breaking above, "lost_up_to_ms" below); null without any
+// decided try with a resource verdict. Pure.
+nlohmann::json data_verdict(const nlohmann::json& budget);
 
 // The "token" entry from a plain run's results.json and the kill-server budget's tries
 // (null: not probed). Pure.

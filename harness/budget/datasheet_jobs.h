@@ -2,10 +2,10 @@
 // configuration, at most N at a time, each taking the next configuration as one finishes
 // (a ZooKeeper sheet takes several times a Redis one, so fixed shards would idle).
 //
-// Each child gets PR_SET_PDEATHSIG (SIGINT): a datasheet killed outright takes its sheets
-// with it, and each of those ends its run as Ctrl-C would. A SIGINT/SIGTERM to the parent
-// is passed to every running child once, and no new one starts; the children keep what
-// they measured. Not thread-safe: from the main thread (the death signal fires when the
+// Each child leads its own process group and gets PR_SET_PDEATHSIG (SIGINT): a datasheet
+// killed outright takes its sheets with it, and each of those ends its run as Ctrl-C
+// would. A SIGINT/SIGTERM to the parent (a terminal's Ctrl-C reaches only it) is passed to
+// every running child once, and no new one starts; the children keep what they measured. Not thread-safe: from the main thread (the death signal fires when the
 // forking thread exits). Blocks until every child started has exited.
 #pragma once
 
@@ -21,8 +21,9 @@ struct SheetJob {
   std::filesystem::path log;       // its output
 };
 
-// The exit codes of the jobs, in order (-1: killed by a signal; never started: not run
-// because Ctrl-C came first, marked -2). Throws HarnessError if a child cannot be forked.
+// The exit codes of the jobs, in order (-1: killed by a signal; -2: never started, Ctrl-C
+// came first). Throws HarnessError if a child cannot be forked, once the children already
+// started have been stopped and have exited.
 std::vector<int> run_sheet_jobs(const std::vector<SheetJob>& jobs, int parallel);
 
 }  // namespace fencecheck

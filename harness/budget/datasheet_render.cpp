@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "harness/budget/budget_faults.h"
+#include "harness/budget/json_member.h"
 #include "platform/atomic_file.h"
 #include "platform/json_text.h"
 #include "report/html.h"
@@ -33,6 +34,7 @@ std::string classes_text(const json& classes) {
 std::string data_text(const json& data) {
   if (!data.is_object()) return "—";
   if (data.value("safe", false)) return "safe in " + text(data, "tries") + " tries";
+  if (data.contains("lost_up_to_ms")) return "lost up to " + text(data, "lost_up_to_ms") + " ms";
   return "lost from " + text(data, "lost_from_ms") + " ms";
 }
 
@@ -80,16 +82,18 @@ json read_json_file(const fs::path& file) {
 
 std::string budget_cell(const json& row) {
   if (row.contains("refused")) return "refused";
-  const json& b = row.value("budget", json::object());
+  const json& b = json_member(row, "budget");
+  const json& options = json_member(b, "options");
+  if (!b.is_object() || !options.is_object()) return "—";
   const std::string outcome = b.value("outcome", "undecided");
-  if (outcome == "boundary") {
-    const std::int64_t safe = b["safe_at"].get<std::int64_t>(), broken = b["broken_at"].get<std::int64_t>();
+  if (outcome == "boundary" && json_member(b, "safe_at").is_number_integer() && json_member(b, "broken_at").is_number_integer()) {
+    const std::int64_t safe = json_member(b, "safe_at").get<std::int64_t>(), broken = json_member(b, "broken_at").get<std::int64_t>();
     return std::to_string(std::min(safe, broken)) + "–" + std::to_string(std::max(safe, broken)) + " ms" +
            (b.value("budget_exhausted", false) ? " (budget spent)" : "");
   }
   // The breaking end (hi; lo for a restart delay) was safe, or the safe end broke.
-  const bool below = b["options"].value("breaks", "above") == "below";
-  const std::string lo = std::to_string(b["options"].value("lo", 0)), hi = std::to_string(b["options"].value("hi", 0));
+  const bool below = options.value("breaks", "above") == "below";
+  const std::string lo = text(options, "lo"), hi = text(options, "hi");
   if (outcome == "safe-everywhere") return below ? "kept down to " + lo + " ms" : "kept to " + hi + " ms";
   if (outcome == "broken-everywhere") return below ? "broken up to " + hi + " ms" : "broken from " + lo + " ms";
   return "undecided";
@@ -198,8 +202,9 @@ std::string comparison_markdown(const std::vector<json>& sheets, const std::stri
 void write_comparison(const fs::path& root, const std::vector<json>& sheets, const std::string& heading) {
   json doc = {{"heading", heading}, {"sheets", json::array()}};
   for (const auto& s : sheets) {
-    json row = {{"backend", s["backend"]}, {"client", s["client"]}, {"path", s["path"]}, {"lease_ms", s.value("lease_ms", json())}, {"token", s.value("token", json())},
-                {"notice", s.value("notice", json())}, {"faults", json::object()}};
+    json row = {{"backend", text(s, "backend")}, {"client", text(s, "client")}, {"path", text(s, "path")},
+                {"lease_ms", json_member(s, "lease_ms")}, {"token", json_member(s, "token")},
+                {"notice", json_member(s, "notice")}, {"faults", json::object()}};
     for (const auto& f : s["faults"]) row["faults"][text(f, "fault")] = budget_cell(f);
     doc["sheets"].push_back(row);
   }

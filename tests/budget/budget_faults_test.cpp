@@ -11,6 +11,7 @@
 #include "harness/budget/budget_command.h"
 #include "harness/budget/budget_faults.h"
 #include "harness/budget/budget_prober.h"
+#include "harness/budget/budget_report.h"
 #include "nemesis/plan.h"
 
 namespace fencecheck {
@@ -159,6 +160,57 @@ TEST(TryDetail, KeepsTheVerdictsClassesNoticesAndLatencies) {
   EXPECT_EQ(d["classes"], json({{"overstayed", 2}}));
   EXPECT_EQ(d["notice"]["told"], 1);
   EXPECT_EQ(d["notice_latencies_ms"], json::array({12.0}));
+}
+
+}  // namespace
+}  // namespace fencecheck
+
+namespace fencecheck {
+namespace {
+
+TEST(ClassifyTry, OnlyAValidVerdictOfARunWhosePlanFiredIsSafe) {
+  std::string why;
+  json skipped = results(true);
+  skipped["checkers"]["exclusion"]["valid"] = "skipped";
+  EXPECT_EQ(classify_try(skipped, {"exclusion"}, why), ProbeTry::Result::kUndecided) << "nothing judged is not safe";
+  json no_plan = results(true);
+  no_plan.erase("health");
+  EXPECT_EQ(classify_try(no_plan, {"exclusion"}, why), ProbeTry::Result::kUndecided) << "a run without its plan";
+}
+
+TEST_F(BudgetFaultsTest, AFaultTookEffectOnlyWhenItsLineSaysSoWithoutNotApplied) {
+  const BudgetFault& after_send = *find_budget_fault("pause-after-send");
+  auto history = [&](const std::string& lines) {
+    std::ofstream(dir_ / "history.jsonl") << lines;
+    return fault_took_effect(after_send, dir_);
+  };
+  const std::string arm = R"({"process":"nemesis","type":"info","f":"arm","value":{"fault":"pause-after-send","ms":5}})" "\n";
+  const std::string client = R"({"process":1,"type":"invoke","f":"acquire","key":"l0"})" "\n";
+  EXPECT_FALSE(history(arm + client)) << "armed, never taken";
+  EXPECT_FALSE(history(arm + R"({"process":"nemesis","type":"info","f":"pause","value":{"fault":"pause-after-send","not_applied":"came back without pausing"}})" "\n"));
+  EXPECT_TRUE(history(arm + client + R"({"process":"nemesis","type":"info","f":"pause","value":{"fault":"pause-after-send","targets":["c2"],"ms":5}})" "\n"));
+  fs::remove(dir_ / "history.jsonl");
+  EXPECT_FALSE(fault_took_effect(after_send, dir_)) << "no history";
+  const BudgetFault& cut = *find_budget_fault("partition-holder");
+  std::ofstream(dir_ / "history.jsonl") << R"({"process":"nemesis","f":"partition","value":{"grudge":{"c1":["n1"]},"not_cut":{"n1":"timeout"}}})" "\n";
+  EXPECT_FALSE(fault_took_effect(cut, dir_));
+}
+
+TEST(BudgetExitCode, InterruptedTwoABrokenBenchThreeElseTheSearchs) {
+  BudgetResult r;
+  r.outcome = BudgetResult::Outcome::kBoundary;
+  r.safe_at = 900;
+  r.broken_at = 1000;
+  EXPECT_EQ(budget_exit_code(r, false), 0);
+  EXPECT_EQ(budget_exit_code(r, true), 2) << "the user stopped it, bracket or not";
+  r.stopped_by = "cannot write budget.json";
+  EXPECT_EQ(budget_exit_code(r, false), 3) << "a stop that was not the budget or Ctrl-C is the bench's";
+  r.stopped_by.clear();
+  r.outcome = BudgetResult::Outcome::kUndecided;
+  r.probes = {Probe{.magnitude = 5, .tries = {{ProbeTry::Result::kHarnessError, 1, {}}}, .verdict = Probe::Verdict::kUndecided}};
+  EXPECT_EQ(budget_exit_code(r, false), 3) << "its last probe's only try failed as a harness";
+  r.probes[0].tries.push_back({ProbeTry::Result::kUndecided, 1, {}});
+  EXPECT_EQ(budget_exit_code(r, false), 2) << "an unknown run: undecided";
 }
 
 }  // namespace

@@ -178,3 +178,24 @@ TEST(DatasheetPage, SaysEveryLineOfTheSheet) {
 
 }  // namespace
 }  // namespace fencecheck
+
+namespace fencecheck {
+namespace {
+
+TEST(DataVerdict, CountsDecidedTriesAndNamesTheLossNearestTheSafeSide) {
+  auto probe = [](std::int64_t x, json resource, const char* result = "safe") {
+    return json{{"magnitude", x}, {"tries", json::array({{{"result", result}, {"detail", {{"checkers", {{"resource", resource}}}}}}})}};
+  };
+  const json above = budget("boundary", 500, 1000, "above",
+                            json::array({probe(3000, false), probe(1000, false), probe(500, true), probe(0, "skipped")}));
+  EXPECT_EQ(data_verdict(above), json({{"safe", false}, {"lost_from_ms", 1000}, {"tries", 3}}));
+  const json below = budget("boundary", 750, 500, "below", json::array({probe(0, false), probe(500, false), probe(750, true)}));
+  EXPECT_EQ(data_verdict(below), json({{"safe", false}, {"lost_up_to_ms", 500}, {"tries", 3}}));
+  const json undecided_only = budget("undecided", nullptr, nullptr, "above", json::array({probe(0, false, "undecided")}));
+  EXPECT_TRUE(data_verdict(undecided_only).is_null()) << "a try that said nothing is not evidence of loss";
+  EXPECT_EQ(data_verdict(budget("safe-everywhere", 3000, nullptr, "above", json::array({probe(3000, true)}))),
+            json({{"safe", true}, {"tries", 1}}));
+}
+
+}  // namespace
+}  // namespace fencecheck
