@@ -76,8 +76,8 @@ ProbeNodes probe_nodes(const RunConfig& c);
 
 // The run a probe at x makes: `base` (the user's options, resolved) with the fault's plan
 // (written to plan_file, which the caller owns) instead of any --nemesis, its length, and
-// the options the fault sets (--pause-ms x so that op deadlines outlast the pause; the
-// holder's whole lease). Throws std::invalid_argument as probe_nodes(), HarnessError when
+// the options the fault sets (--pause-ms x, op deadlines and --stall-ms that outlast it,
+// the holds of BudgetFault::hold). Throws std::invalid_argument as probe_nodes(), HarnessError when
 // plan_file cannot be written.
 RunConfig probe_config(const RunConfig& base, const BudgetFault& fault, std::int64_t x, const std::string& plan_file);
 

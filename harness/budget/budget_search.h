@@ -24,7 +24,7 @@
 // (kUndecided). Three harness errors in a row end it too (stopped_by says so).
 // With a flaky violation a safe probe is weak evidence (a violation of rate p at that
 // magnitude is missed with probability (1-p)^tries): the boundary may lie lower than
-// reported (for kAbove), never higher than the nearest broken probe.
+// reported (for kAbove), never beyond the nearest broken probe (kBelow: mirrored).
 //
 // Budget: before each try the search adds up the seconds the tries so far *reported*
 // (ProbeTry::seconds; it never reads a clock and never sleeps). Once that sum reaches
