@@ -1,8 +1,6 @@
 #include "harness/budget/datasheet_jobs.h"
 
-#include <fcntl.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -11,48 +9,19 @@
 #include <map>
 #include <thread>
 
+#include "harness/suite/suite_runner.h"
 #include "platform/errors.h"
 #include "platform/stop_signals.h"
 
 namespace fencecheck {
 namespace {
 
+// The job's child: this binary again (/proc/self/exe), dying with its parent by SIGINT,
+// which makes it end its run as Ctrl-C would and keep its sheet.
 pid_t start(const SheetJob& job) {
-  std::vector<std::string> argv_s = {"/proc/self/exe"};
-  argv_s.insert(argv_s.end(), job.args.begin(), job.args.end());
-  std::vector<char*> argv;
-  for (auto& a : argv_s) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  const std::string log = job.log.string();
-  const pid_t parent = ::getpid();
-  // Stops are blocked across the fork: the child sets its handlers back to the default and
-  // leaves the terminal's process group (a terminal's Ctrl-C then reaches the parent only,
-  // which passes it on once) before it takes any.
-  sigset_t stops, before;
-  sigemptyset(&stops);
-  sigaddset(&stops, SIGINT);
-  sigaddset(&stops, SIGTERM);
-  ::sigprocmask(SIG_BLOCK, &stops, &before);
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    ::setpgid(0, 0);
-    ::prctl(PR_SET_PDEATHSIG, SIGINT);
-    if (::getppid() != parent) ::_exit(127);  // the parent died before the line above
-    struct sigaction dfl {};
-    dfl.sa_handler = SIG_DFL;
-    ::sigaction(SIGINT, &dfl, nullptr);
-    ::sigaction(SIGTERM, &dfl, nullptr);
-    ::sigprocmask(SIG_SETMASK, &before, nullptr);
-    const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd >= 0) {
-      ::dup2(fd, STDOUT_FILENO);
-      ::dup2(fd, STDERR_FILENO);
-    }
-    ::execv("/proc/self/exe", argv.data());
-    ::_exit(127);
-  }
-  ::sigprocmask(SIG_SETMASK, &before, nullptr);
-  return pid;  // -1 when it could not fork
+  std::vector<std::string> argv = {"/proc/self/exe"};
+  argv.insert(argv.end(), job.args.begin(), job.args.end());
+  return start_child_group(argv, job.log, SIGINT);
 }
 
 }  // namespace

@@ -51,23 +51,23 @@ class StopGuard {
 // nobody is left to read what a run would go on to judge, and a run stuck in a wait must
 // not outlive its suite. The signal comes when the thread that forked exits, so call this
 // from the suite's main thread.
-int run_suite_child(const fs::path& exe, const std::vector<std::string>& args, const fs::path& log) {
-  std::vector<std::string> argv_s = {exe.string(), "run"};
-  argv_s.insert(argv_s.end(), args.begin(), args.end());
+pid_t start_child_group(const std::vector<std::string>& args, const fs::path& log, int death_signal,
+                        const std::function<void(pid_t)>& on_started) {
+  std::vector<std::string> argv_s = args;
   std::vector<char*> argv;
   for (auto& a : argv_s) argv.push_back(a.data());
   argv.push_back(nullptr);
-  const pid_t suite = ::getpid();
-  // Every signal blocked across the fork: the child must never run the suite's on_stop (a
-  // Ctrl-C before its exec), and one that reaches the suite before g_child is set waits
-  // until it is, and is passed on.
-  sigset_t all, suite_mask;
+  const pid_t parent = ::getpid();
+  // Every signal blocked across the fork: the child must never run the parent's handlers (a
+  // Ctrl-C before its exec), and one that reaches the parent before on_started has recorded
+  // the child waits until it has, and is passed on.
+  sigset_t all, parent_mask;
   sigfillset(&all);
-  ::pthread_sigmask(SIG_SETMASK, &all, &suite_mask);
+  ::pthread_sigmask(SIG_SETMASK, &all, &parent_mask);
   pid_t pid = ::fork();
   if (pid == 0) {
     // Caught signals back to their default, as exec would do (the ignored stay ignored,
-    // e.g. a nohup'd suite's SIGHUP); the suite's mask is restored just before exec, so a
+    // e.g. a nohup'd suite's SIGHUP); the parent's mask is restored just before exec, so a
     // signal that came meanwhile takes its default action here.
     struct sigaction dfl {};
     dfl.sa_handler = SIG_DFL;
@@ -77,22 +77,37 @@ int run_suite_child(const fs::path& exe, const std::vector<std::string>& args, c
         ::sigaction(sig, &dfl, nullptr);
       }
     }
-    // If the suite died before prctl took effect, nobody would ever signal us.
-    if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != suite) ::_exit(127);
+    // If the parent died before prctl took effect, nobody would ever signal us.
+    if (::prctl(PR_SET_PDEATHSIG, death_signal) != 0 || ::getppid() != parent) ::_exit(127);
     ::setpgid(0, 0);
     int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd >= 0) {
       ::dup2(fd, STDOUT_FILENO);
       ::dup2(fd, STDERR_FILENO);
     }
-    ::sigprocmask(SIG_SETMASK, &suite_mask, nullptr);
+    ::sigprocmask(SIG_SETMASK, &parent_mask, nullptr);
     ::execv(argv[0], argv.data());
     ::_exit(127);
   }
   const int fork_errno = errno;
-  if (pid > 0) g_child = pid;
-  ::pthread_sigmask(SIG_SETMASK, &suite_mask, nullptr);  // a stop that came meanwhile is passed on now
-  if (pid < 0) throw HarnessError("cannot fork a run: " + std::string(std::strerror(fork_errno)));
+  if (pid > 0 && on_started) on_started(pid);
+  ::pthread_sigmask(SIG_SETMASK, &parent_mask, nullptr);  // a stop that came meanwhile is passed on now
+  errno = fork_errno;
+  return pid;
+}
+
+// The run leads its own process group, so that a terminal's Ctrl-C reaches only the suite,
+// which passes it on once. The run dies with the suite (PR_SET_PDEATHSIG), as the run's
+// own servers and workers die with the run: a killed suite leaves nothing going, and
+// `fencecheck clean` removes what the run had recorded. SIGKILL rather than SIGTERM:
+// nobody is left to read what a run would go on to judge, and a run stuck in a wait must
+// not outlive its suite. The signal comes when the thread that forked exits, so call this
+// from the suite's main thread.
+int run_suite_child(const fs::path& exe, const std::vector<std::string>& args, const fs::path& log) {
+  std::vector<std::string> argv = {exe.string(), "run"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  const pid_t pid = start_child_group(argv, log, SIGKILL, [](pid_t child) { g_child = child; });
+  if (pid < 0) throw HarnessError("cannot fork a run: " + std::string(std::strerror(errno)));
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }

@@ -12,6 +12,8 @@
 // signalled when the thread that started it exits).
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -72,6 +74,16 @@ struct SuiteResult {
 // The last max_bytes of a run's log, from a character boundary, as valid UTF-8: it goes
 // into suite.json, and a server's stray bytes must not make that unwritable.
 std::string run_log_tail(const std::filesystem::path& log, std::size_t max_bytes = 600);
+
+// Starts args (args[0]: the program's path) as a child leading its own process group, its
+// output to log (created), with PR_SET_PDEATHSIG death_signal so that it dies with the
+// calling thread. Every signal is blocked across the fork; the child sets its caught
+// signals back to their default before it execs with the caller's mask. on_started (may be
+// empty) is called with the child's pid while signals are still blocked, so that a stop
+// handler that forwards to it never misses it. Returns the pid, or -1 (errno set) when it
+// cannot fork. Call from the thread the child should die with (the main thread).
+pid_t start_child_group(const std::vector<std::string>& args, const std::filesystem::path& log, int death_signal,
+                        const std::function<void(pid_t)>& on_started = {});
 
 // Runs `exe run ARGS` as a child leading its own process group, output to log (created),
 // and waits for it: its exit code, -1 when killed. Signals are blocked from before the
