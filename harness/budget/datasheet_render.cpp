@@ -58,6 +58,14 @@ std::string token_text(const json& token) {
   return text(token, "kind") + "; after every server crashed: " + text(token, "after_every_server_crashed");
 }
 
+// A page's head, its style (no script: readable offline) and its heading.
+std::string page_start(const std::string& title) {
+  return "<!doctype html><html><head><meta charset=\"utf-8\"><title>" + html_escape(title) +
+         "</title><style>body{font-family:sans-serif;max-width:72em;margin:2em auto}table{border-collapse:collapse}"
+         "td,th{border:1px solid #ccc;padding:.3em .6em;vertical-align:top}</style></head><body><h1>" +
+         html_escape(title) + "</h1>\n";
+}
+
 // Every fault any sheet measured, in the registry's order: the table's columns.
 std::vector<std::string> fault_columns(const std::vector<json>& sheets) {
   std::vector<std::string> faults;
@@ -119,11 +127,7 @@ std::string datasheet_markdown(const json& s) {
 
 std::string datasheet_html(const json& s) {
   std::ostringstream h;
-  h << "<!doctype html><html><head><meta charset=\"utf-8\"><title>Datasheet: " << html_escape(text(s, "backend")) << " ("
-    << html_escape(text(s, "client")) << ")</title><style>body{font-family:sans-serif;max-width:60em;margin:2em auto}"
-    << "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.3em .6em;vertical-align:top}</style></head>"
-    << "<body><h1>Datasheet: " << html_escape(text(s, "backend")) << " (" << html_escape(text(s, "client")) << ")</h1>\n"
-    << "<p>Profile " << html_escape(text(s, "profile")) << "; lease " << html_escape(text(s, "lease_ms"))
+  h << page_start("Datasheet: " + text(s, "backend") + " (" + text(s, "client") + ")") << "<p>Profile " << html_escape(text(s, "profile")) << "; lease " << html_escape(text(s, "lease_ms"))
     << " ms; resource fenced." << (s.value("interrupted", false) ? " <strong>Interrupted.</strong>" : "") << "</p>\n"
     << "<ul><li><b>Promise</b>: " << html_escape(text(s, "promise")) << "</li><li><b>Token</b>: "
     << html_escape(token_text(s.value("token", json()))) << "</li><li><b>Notice</b>: "
@@ -212,9 +216,7 @@ void write_comparison(const fs::path& root, const std::vector<json>& sheets, con
   write_file_atomically(root / "datasheets.json", dump_json(doc, 2) + "\n");
   write_file_atomically(root / "datasheets.md", md);
   std::ostringstream h;
-  h << "<!doctype html><html><head><meta charset=\"utf-8\"><title>Datasheets</title><style>body{font-family:sans-serif}"
-    << "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.3em .6em}</style></head><body><h1>"
-    << html_escape(heading) << "</h1><table><tr><th>lock</th><th>lease</th><th>token</th><th>notice</th>";
+  h << page_start(heading) << "<table><tr><th>lock</th><th>lease</th><th>token</th><th>notice</th>";
   const std::vector<std::string> faults = fault_columns(sheets);
   for (const auto& name : faults) h << "<th>" << html_escape(name) << "</th>";
   h << "</tr>";
