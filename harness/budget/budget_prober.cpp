@@ -97,7 +97,8 @@ ProbeTry RunProber::try_at(std::int64_t x, int attempt) {
   } else {
     t.result = classify_try(run.results, watched_, why);
     t.detail = try_detail(run.results);
-    if (t.result != ProbeTry::Result::kUndecided && !fault_took_effect(fault_, run.run_dir)) {
+    // At 0 there is no fault to take effect (a clock step of 0 writes no line): the control.
+    if (x > 0 && t.result != ProbeTry::Result::kUndecided && !fault_took_effect(fault_, run.run_dir)) {
       t.result = ProbeTry::Result::kUndecided;  // its fault never happened: it says nothing of the lock
       why = "no " + fault_.took_effect + " line took effect (history.jsonl)";
     }

@@ -5,8 +5,9 @@
 //
 // A try broke when a watched checker found the run invalid (a violation is evidence even
 // when the bench had trouble too). It is safe only when every watched checker said valid,
-// the run was not unknown, the plan's step fired, and the history shows the fault took
-// effect (BudgetFault::took_effect); anything else is undecided — a skipped checker, a
+// the run was not unknown, the plan's step fired, and (at any X > 0: at 0 there is no fault,
+// the probe is the control) the history shows the fault took effect
+// (BudgetFault::took_effect); anything else is undecided — a skipped checker, a
 // pause-after-send that no acquire took, a kill of nodes already down. A run that left no
 // results.json (exit 3) is a harness error. Ctrl-C reaches the run in progress, which heals
 // and judges what it recorded: that try is kept (broken if it found a violation, else
