@@ -57,10 +57,10 @@ struct BackendInfo {
   // What its lock promises the holder, in one sentence of its own documentation's terms
   // (the datasheet sets what was measured beside it).
   std::string promise;
-  // The option that bounds how long a silent holder keeps a grant, when not --ttl-ms
-  // ("session_timeout_ms": a ZooKeeper session); empty: --ttl-ms. fencecheck budget scales
-  // its default range by it.
-  std::string lease_option = "";
+  // How long a silent holder keeps a grant, in ms, from the backend's resolved options and
+  // --ttl-ms, when not --ttl-ms itself (a ZooKeeper session's session_timeout_ms, etcd's
+  // lease_ttl_s); empty: --ttl-ms. fencecheck budget scales its default range by it.
+  std::function<std::int64_t(const BackendOptions& options, std::int64_t ttl_ms)> lease_ms = nullptr;
   // What it offers of the backend capabilities (platform/capabilities.h): kNamesLeader when
   // LockServer::leader() names one; kServerClocksReachable when libfcclock (LD_PRELOAD)
   // reaches its servers' clocks — without it a clock fault aimed at its servers is refused

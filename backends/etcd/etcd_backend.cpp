@@ -13,6 +13,9 @@ BackendInfo etcd_backend_info() {
       "concurrency Mutex recipe (lock=), the lock key's create revision as fencing token";
   info.server_nodes = {"n1", "n2", "n3"};
   info.promise = "the lock is the holder's while its lease is kept alive (a lease of --ttl-ms, renewed in the background); the key's create revision fences";
+  info.lease_ms = [](const BackendOptions& o, std::int64_t) {  // --ttl-ms bounds only the wait
+    return 1000 * option_number(o, "etcd", "lease_ttl_s", 2, 3600);
+  };
   info.binaries = {{"etcd", "etcd-server"}};
   info.options = etcd_option_specs();
   // The keep-alive renews a held grant's lease: each renewal is a renewed notice.

@@ -15,7 +15,9 @@ BackendInfo zookeeper_backend_info() {
       "node's czxid as fencing token, the session as lease";
   info.server_nodes = {"n1", "n2", "n3"};
   info.promise = "the lock node is the holder's until its session expires; its czxid fences";
-  info.lease_option = "session_timeout_ms";
+  info.lease_ms = [](const BackendOptions& o, std::int64_t) {
+    return option_number(o, "zookeeper", "session_timeout_ms", 1, 1200000);
+  };
   // The servers run as `java … QuorumPeerMain` from Debian's jars; zkServer.sh is only
   // looked up because it shows that the zookeeper package (and its jars) is installed.
   info.binaries = {{"java", "default-jre-headless"},

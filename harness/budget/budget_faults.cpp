@@ -116,11 +116,8 @@ std::string budget_fault_names() { return names_of(budget_faults()); }
 
 std::int64_t lease_ms(const RunConfig& c) {
   const BackendInfo* b = find_backend(c.backend);
-  if (b != nullptr && !b->lease_option.empty()) {
-    auto it = c.backend_options.find(b->lease_option);
-    if (it != c.backend_options.end()) return std::stoll(it->second);
-  }
-  return c.opts.integer("ttl-ms");
+  const std::int64_t ttl = c.opts.integer("ttl-ms");
+  return b != nullptr && b->lease_ms ? b->lease_ms(c.backend_options, ttl) : ttl;
 }
 
 ProbeNodes probe_nodes(const RunConfig& c) {

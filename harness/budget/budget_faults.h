@@ -67,7 +67,8 @@ const BudgetFault* find_budget_fault(std::string_view name);  // nullptr when un
 std::string budget_fault_names();                            // "pause-holder, …"
 
 // How long a silent holder keeps a grant in this configuration: the backend option that
-// bounds it (BackendInfo::lease_option: ZooKeeper's session_timeout_ms), else --ttl-ms.
+// bounds it (BackendInfo::lease_ms: ZooKeeper's session_timeout_ms, etcd's lease_ttl_s),
+// else --ttl-ms. Throws std::invalid_argument when the backend's options do not resolve.
 std::int64_t lease_ms(const RunConfig& c);
 
 // The servers and clients a probe's plan may name. Throws std::invalid_argument when the

@@ -88,6 +88,7 @@ TEST_F(BudgetFaultsTest, AFaultThatTakesTheLockFromAHolderWithinItsLeaseHoldsFor
 TEST_F(BudgetFaultsTest, TheLeaseIsTheSessionTimeoutWhereTheBackendSaysSo) {
   EXPECT_EQ(lease_ms(config("redis")), 1000);
   EXPECT_EQ(lease_ms(config("zookeeper", {"session_timeout_ms=3000"})), 3000);
+  EXPECT_EQ(lease_ms(config("etcd")), 2000) << "etcd leases last lease_ttl_s (2 s); --ttl-ms bounds the wait";
   const BudgetSearchOptions o = profile_options(false, BreaksWhere::kAbove, 3000);
   EXPECT_EQ(o.hi, 9000);
   EXPECT_EQ(o.resolution, 300);
