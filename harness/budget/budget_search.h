@@ -81,7 +81,9 @@ struct BudgetSearchOptions {
   std::optional<double> budget_s;  // --budget; none: no limit
   bool stop_at_first_break = true;
   // Called after every try with the search so far (the probe in progress last), e.g. to
-  // write budget.json, so that a search killed outright leaves what it probed. Not in to_json().
+  // write budget.json, so that a search killed outright leaves what it probed. What it
+  // throws leaves search_budget() (a file that cannot be written ends the search). Not in
+  // to_json().
   std::function<void(const BudgetResult& so_far)> on_try = nullptr;
 };
 
