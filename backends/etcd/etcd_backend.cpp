@@ -12,7 +12,7 @@ BackendInfo etcd_backend_info() {
       "3-member etcd 3.4 cluster; a lease per grant, locked by the v3lock Lock RPC or the "
       "concurrency Mutex recipe (lock=), the lock key's create revision as fencing token";
   info.server_nodes = {"n1", "n2", "n3"};
-  info.promise = "the lock is the holder's while its lease is kept alive (a lease of --ttl-ms, renewed in the background); the key's create revision fences";
+  info.promise = "the lock is the holder's while its lease (lease_ttl_s, 2 s by default) is kept alive in the background; the key's create revision fences";
   info.lease_ms = [](const BackendOptions& o, std::int64_t) {  // --ttl-ms bounds only the wait
     return 1000 * option_number(o, "etcd", "lease_ttl_s", 2, 3600);
   };
