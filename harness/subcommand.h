@@ -1,8 +1,13 @@
 // What every subcommand that runs a search or a suite does the same way: its exit code
-// from its body, a flag it shares with `run` but sets itself refused by name. Header-only;
-// call from the subcommand's CLI11 callback, on the main thread.
+// from its body, a flag it shares with `run` but sets itself refused by name, the command
+// line that makes it again (repro.sh). Header-only; call from the subcommand's CLI11
+// callback, on the main thread.
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <initializer_list>
 #include <iostream>
@@ -11,7 +16,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include "platform/atomic_file.h"
 #include "platform/errors.h"
+#include "platform/ssh_remote.h"
 
 namespace fencecheck {
 
@@ -37,6 +44,29 @@ inline void refuse_flags(const CLI::App& cmd, std::initializer_list<const char*>
       throw std::invalid_argument(std::string(flag) + " cannot be given to " + name + ": " + why);
     }
   }
+}
+
+// This process's arguments after the program's path, as given (/proc/self/cmdline).
+inline std::vector<std::string> own_arguments() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::vector<std::string> all;
+  for (std::string arg; std::getline(in, arg, '\0');) all.push_back(arg);
+  if (!all.empty()) all.erase(all.begin());
+  return all;
+}
+
+// Writes dir/repro.sh, executable: `<this binary> ARGS`, each argument quoted, with
+// `--seed SEED` added when ARGS have none, so that the same command runs the same seeds.
+// Throws HarnessError when it cannot be written.
+inline void write_command_repro(const std::filesystem::path& dir, std::vector<std::string> args, std::uint64_t seed) {
+  if (std::find(args.begin(), args.end(), "--seed") == args.end()) args.insert(args.end(), {"--seed", std::to_string(seed)});
+  std::error_code ec;
+  std::string line = shell_quote(std::filesystem::read_symlink("/proc/self/exe", ec).string());
+  for (const auto& a : args) line += " " + shell_quote(a);
+  write_file_atomically(dir / "repro.sh", "#!/bin/sh\n# the same command, the same seeds\nexec " + line + " \"$@\"\n");
+  std::filesystem::permissions(dir / "repro.sh", std::filesystem::perms::owner_exec | std::filesystem::perms::group_exec |
+                                                     std::filesystem::perms::others_exec,
+                               std::filesystem::perm_options::add, ec);
 }
 
 }  // namespace fencecheck

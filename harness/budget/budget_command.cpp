@@ -56,6 +56,7 @@ int budget_main(BudgetArgs& a, const CLI::App& cmd) {
     }
   }
   const fs::path out = create_stamped_dir(fs::path(config.store) / (config.name + "-budget-" + fault.name));
+  write_command_repro(out, own_arguments(), config.seed.value_or(0));
   std::cout << "fencecheck budget: " << config.backend << " (" << config.opts.text("client") << ") × " << fault.name
             << ": " << fault.magnitude << " " << o.lo << "–" << o.hi << " ms, " << o.tries << " tries, resolution "
             << o.resolution << " ms; watching " << join(a.watched, ", ") << "; in " << out.string() << std::endl;

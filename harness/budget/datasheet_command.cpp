@@ -11,7 +11,6 @@
 #include <unistd.h>
 
 #include <ctime>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <thread>
@@ -75,14 +74,12 @@ std::string heading(bool quick) {
 
 fs::path sheets_root(const RunConfig& c) { return fs::path(c.store) / "datasheets"; }
 
-// This process's arguments after `fencecheck`, without --all, --jobs and --shard: what
-// each job's child is given, with its --backend and --client.
+// This process's arguments without --all, --jobs and --shard: what each configuration's
+// sheet is made with (a job's child, repro.sh), with its --backend and --client.
 std::vector<std::string> own_args_for_one_sheet() {
-  std::ifstream in("/proc/self/cmdline", std::ios::binary);
-  std::vector<std::string> all;
-  for (std::string arg; std::getline(in, arg, '\0');) all.push_back(arg);
+  const std::vector<std::string> all = own_arguments();
   std::vector<std::string> out;
-  for (std::size_t i = 1; i < all.size(); ++i) {
+  for (std::size_t i = 0; i < all.size(); ++i) {
     const std::string& a = all[i];
     if (a == "--all") continue;
     if (a == "--jobs" || a == "--shard") {
@@ -96,8 +93,9 @@ std::vector<std::string> own_args_for_one_sheet() {
 }
 
 // One configuration's sheet; false when Ctrl-C ended it.
-bool one_sheet(const RunConfig& c, const DatasheetOptions& o) {
+bool one_sheet(const RunConfig& c, const DatasheetOptions& o, std::vector<std::string> args) {
   const fs::path dir = create_stamped_dir(sheets_root(c) / (c.backend + "-" + c.opts.text("client")));
+  write_command_repro(dir, std::move(args), c.seed.value_or(0));
   std::cout << "fencecheck datasheet: " << c.backend << " (" << c.opts.text("client") << ") in " << dir.string() << std::endl;
   const Datasheet sheet = make_datasheet(c, o, dir);
   std::cout << "fencecheck datasheet: " << (dir / "datasheet.md").string() << "\n" << datasheet_markdown(sheet.doc) << std::endl;
@@ -119,7 +117,7 @@ int datasheet_main(DatasheetArgs& a, const CLI::App& cmd) {
   } else if (!a.all) {
     base.resolve();
     if (auto why = base.problem()) throw std::invalid_argument(*why);
-    complete = one_sheet(base, a.sheet);
+    complete = one_sheet(base, a.sheet, own_arguments());
   } else {
     refuse_flags(cmd, {"--backend", "--client"}, "datasheet --all", "it makes a sheet of every backend and client");
     const auto [shard, shards] = a.shard.empty() ? std::pair(0, 1) : parse_shard(a.shard);
@@ -137,12 +135,12 @@ int datasheet_main(DatasheetArgs& a, const CLI::App& cmd) {
         std::cout << "fencecheck datasheet: " << name << " not run here: " << *why << std::endl;
         continue;
       }
-      if (a.jobs <= 1) {
-        complete = one_sheet(c, a.sheet);
-        continue;
-      }
       std::vector<std::string> args = own_args_for_one_sheet();
       args.insert(args.end(), {"--backend", c.backend, "--client", configs[k].second});
+      if (a.jobs <= 1) {
+        complete = one_sheet(c, a.sheet, args);
+        continue;
+      }
       fs::create_directories(sheets_root(base) / "logs");
       jobs.push_back({name, args, sheets_root(base) / "logs" / (c.backend + "-" + configs[k].second + ".log")});
     }

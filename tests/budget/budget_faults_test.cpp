@@ -12,6 +12,7 @@
 #include "harness/budget/budget_faults.h"
 #include "harness/budget/budget_prober.h"
 #include "harness/budget/budget_report.h"
+#include "harness/subcommand.h"
 #include "nemesis/plan.h"
 
 namespace fencecheck {
@@ -196,6 +197,18 @@ TEST_F(BudgetFaultsTest, AFaultTookEffectOnlyWhenItsLineSaysSoWithoutNotApplied)
   const BudgetFault& cut = *find_budget_fault("partition-holder");
   std::ofstream(dir_ / "history.jsonl") << R"({"process":"nemesis","f":"partition","value":{"grudge":{"c1":["n1"]},"not_cut":{"n1":"timeout"}}})" "\n";
   EXPECT_FALSE(fault_took_effect(cut, dir_));
+}
+
+TEST_F(BudgetFaultsTest, ReproShIsTheSameCommandWithItsSeed) {
+  write_command_repro(dir_, {"budget", "--fault", "pause-holder", "--range", "0:3000"}, 42);
+  std::ifstream in(dir_ / "repro.sh");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("'budget' '--fault' 'pause-holder' '--range' '0:3000' '--seed' '42'"), std::string::npos) << text;
+  EXPECT_TRUE((fs::status(dir_ / "repro.sh").permissions() & fs::perms::owner_exec) != fs::perms::none);
+  write_command_repro(dir_, {"budget", "--seed", "7"}, 42);
+  std::ifstream again(dir_ / "repro.sh");
+  const std::string seeded((std::istreambuf_iterator<char>(again)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(seeded.find("'42'"), std::string::npos) << "a seed given is kept, not doubled: " << seeded;
 }
 
 TEST(BudgetExitCode, InterruptedTwoABrokenBenchThreeElseTheSearchs) {

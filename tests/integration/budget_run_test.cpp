@@ -55,6 +55,10 @@ TEST_F(BudgetRun, AQuickSheetOfRedisBracketsThePauseBoundaryNearTheLease) {
   const std::string page((std::istreambuf_iterator<char>(html)), std::istreambuf_iterator<char>());
   EXPECT_NE(page.find("<svg"), std::string::npos) << "the rate plot is inline";
   EXPECT_TRUE(fs::exists(fs::path(store_) / "datasheets" / "datasheets.md")) << "the comparison table";
+  std::ifstream repro(sheet_dir / "repro.sh");
+  const std::string command((std::istreambuf_iterator<char>(repro)), std::istreambuf_iterator<char>());
+  EXPECT_NE(command.find("'datasheet' '--backend' 'redis' '--faults' 'pause-holder'"), std::string::npos) << command;
+  EXPECT_NE(command.find("'--seed'"), std::string::npos) << "the same seeds again: " << command;
 }
 
 TEST_F(BudgetRun, CtrlCKeepsWhatWasProbedAndExitsUndecided) {
