@@ -47,7 +47,8 @@ std::optional<std::string> install_problem(const std::string& name, const fs::pa
 // The acquire ok values of a run's history: how many there are, and the first whose promise
 // is not `ttl_ms` from the attempt that took: a library that retries its SET NX counts its
 // PX from the last attempt, so valid_ms (counted from the request) is ttl_ms plus at most
-// the acquire's own duration, and no bound. "" when none.
+// the acquire's own duration, and no bound — less the 1 ms Redis rounds an expiry to
+// (kRedisExpiryResolution). "" when none.
 struct Promises {
   std::size_t granted = 0;
   std::string first_other;
@@ -64,8 +65,8 @@ Promises promises_in(const fs::path& run_dir, std::int64_t ttl_ms) {
     ++p.granted;
     const json& valid = e["value"].value("valid_ms", json());
     const std::int64_t took_ms = (e["time"].get<std::int64_t>() - invoked[e["process"].get<std::int64_t>()]) / 1'000'000;
-    const bool as_promised = valid.is_number_integer() && valid.get<std::int64_t>() >= ttl_ms &&
-                             valid.get<std::int64_t>() <= ttl_ms + took_ms + 1 && !e["value"].contains("bound");
+    const bool as_promised = valid.is_number_integer() && valid.get<std::int64_t>() >= ttl_ms - 1 &&
+                             valid.get<std::int64_t>() <= ttl_ms - 1 + took_ms + 1 && !e["value"].contains("bound");
     if (!as_promised && p.first_other.empty()) p.first_other = line;
   }
   return p;

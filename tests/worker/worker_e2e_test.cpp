@@ -115,7 +115,7 @@ TEST_F(ClientSide, AcquireReadWriteRelease) {
   start_resource("fenced");
   WorkerHandle& w = start_worker("c1");
   expect_completion(call(w, "acquire", "k", "null", 5s, kDeadline), OpType::kOk,
-                    R"({"token":1,"valid_ms":5000})");  // redis promises its lease
+                    R"({"token":1,"valid_ms":4999})");  // redis promises its lease, less 1 ms of rounding
   expect_completion(call(w, "read", "k", "null", 0ms, kDeadline), OpType::kOk, "null");
   const std::string write = R"({"token":1,"value":[7]})";
   expect_completion(call(w, "write", "k", write, 0ms, kDeadline), OpType::kOk, write);
@@ -140,9 +140,9 @@ TEST_F(ClientSide, AcquireReadWriteRelease) {
 TEST_F(ClientSide, AnAbandonedGrantIsGivenBackBeforeTheNextAcquire) {
   start_resource("fenced");
   WorkerHandle& w = start_worker("c1");
-  expect_completion(call(w, "acquire", "k", "null", 60s, kDeadline), OpType::kOk, R"({"token":1,"valid_ms":60000})");
+  expect_completion(call(w, "acquire", "k", "null", 60s, kDeadline), OpType::kOk, R"({"token":1,"valid_ms":59999})");
   // No release: the holding process is gone. The worker's next process acquires again.
-  expect_completion(call(w, "acquire", "k", "null", 60s, kDeadline), OpType::kOk, R"({"token":2,"valid_ms":60000})");
+  expect_completion(call(w, "acquire", "k", "null", 60s, kDeadline), OpType::kOk, R"({"token":2,"valid_ms":59999})");
   WorkerHandle& other = start_worker("c2");
   Completion refused = call(other, "acquire", "k", "null", 60s, kDeadline);
   EXPECT_EQ(refused.type, OpType::kFail) << "the new grant is held: " << refused.error;
@@ -154,10 +154,10 @@ TEST_F(ClientSide, StaleHolderWriteIsRefusedByTheFencedResource) {
   WorkerHandle& a = start_worker("c1");
   WorkerHandle& b = start_worker("c2");
   expect_completion(call(a, "acquire", "k", "null", 200ms, kDeadline), OpType::kOk,
-                    R"({"token":1,"valid_ms":200})");
+                    R"({"token":1,"valid_ms":199})");
   std::this_thread::sleep_for(300ms);  // a's lease expires: the article's GC pause
   expect_completion(call(b, "acquire", "k", "null", 5s, kDeadline), OpType::kOk,
-                    R"({"token":2,"valid_ms":5000})");
+                    R"({"token":2,"valid_ms":4999})");
   expect_completion(call(b, "write", "k", R"({"token":2,"value":[2]})", 0ms, kDeadline),
                     OpType::kOk, R"({"token":2,"value":[2]})");
   Completion stale = call(a, "write", "k", R"({"token":1,"value":[1]})", 0ms, kDeadline);
