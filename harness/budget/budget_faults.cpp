@@ -107,6 +107,7 @@ const std::vector<BudgetFault>& budget_faults() {
        },
        .hold = BudgetFault::Hold::kMostOfLease,
        .length_ms = [](std::int64_t x, std::int64_t lease) { return x + lease + 2000; },
+       .kills_every_server = true,
        .took_effect = "kill"},
   };
   return faults;

@@ -52,6 +52,9 @@ struct BudgetFault {
   Hold hold = Hold::kAsGiven;
   // How long after the first grant a probe at x goes on: the violation comes within it.
   std::function<std::int64_t(std::int64_t x, std::int64_t lease_ms)> length_ms;
+  // It kills every server at once: its tries say whether the token survives that (the
+  // datasheet's token line).
+  bool kills_every_server = false;
   // The nemesis line (history.md: its `f`) that shows the fault took effect: a probe whose
   // history lacks one, or has it only with `not_applied` / `not_cut` (an acquire that did
   // not pause, a node already down), says nothing about the lock.

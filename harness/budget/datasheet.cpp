@@ -179,19 +179,24 @@ Datasheet make_datasheet(const RunConfig& given, const DatasheetOptions& options
          {"promise", promise_of(base)},
          {"config", base.to_json()},
          {"faults", json::array()}};
-  auto save = [&] { write_datasheet(dir, doc); };
+  json plain_results;  // the plain run's results.json: the token
+  json kill_budget;  // the budget of the fault that kills every server: the token's crash probe
+  std::vector<json> budgets;
+  auto save = [&] {  // the lines that sum the budgets so far, then the pages
+    doc["token"] = token_verdict(plain_results, kill_budget);
+    doc["notice"] = notice_summary(budgets);
+    doc["interrupted"] = sheet.interrupted;
+    write_datasheet(dir, doc);
+  };
   std::cout << "fencecheck datasheet: " << base.backend << " (" << base.opts.text("client") << "): a plain run for the "
             << "token" << std::endl;
-  const json plain = plain_run(base, dir);
-  doc["plain_run"] = json_member(plain, "run_dir");
-  if (plain.is_null() || stops.count() > 0) {  // Ctrl-C during it
+  plain_results = plain_run(base, dir);
+  doc["plain_run"] = json_member(plain_results, "run_dir");
+  if (plain_results.is_null() || stops.count() > 0) {  // Ctrl-C during it
     sheet.interrupted = true;
-    doc["interrupted"] = true;
     save();
     return sheet;
   }
-  json kill_budget;
-  std::vector<json> budgets;
   for (const BudgetFault& fault : budget_faults()) {
     if (!options.faults.empty() && std::find(options.faults.begin(), options.faults.end(), fault.name) == options.faults.end()) continue;
     json row = {{"fault", fault.name}, {"magnitude", fault.magnitude}, {"description", fault.description}};
@@ -218,16 +223,11 @@ Datasheet make_datasheet(const RunConfig& given, const DatasheetOptions& options
     row["plot"] = rate_plot_svg(r, fault.magnitude, lease_ms(base));
     doc["faults"].push_back(row);
     budgets.push_back(budget);
-    if (fault.name == "kill-server") kill_budget = budget;
+    if (fault.kills_every_server) kill_budget = budget;
     sheet.interrupted = run.interrupted;
-    doc["token"] = token_verdict(plain, kill_budget);
-    doc["notice"] = notice_summary(budgets);
     save();
     if (sheet.interrupted) break;
   }
-  doc["token"] = token_verdict(plain, kill_budget);
-  doc["notice"] = notice_summary(budgets);
-  doc["interrupted"] = sheet.interrupted;
   save();
   return sheet;
 }
