@@ -1,4 +1,5 @@
 #include "adapters/adapter_client.h"
+#include "platform/json_member.h"
 
 #include <algorithm>
 #include <iostream>
@@ -22,12 +23,6 @@ std::string quoted(const std::string& line) {
   return "\"" + (line.size() > 200 ? line.substr(0, 200) + "…" : line) + "\"";
 }
 
-// body[name], or null when body has no such member.
-const nlohmann::json& member(const nlohmann::json& body, const char* name) {
-  static const nlohmann::json kNull;
-  auto it = body.find(name);
-  return it == body.end() ? kNull : *it;
-}
 
 // What a member of an event must be.
 enum class Must { kString, kInteger, kPositive };
@@ -43,7 +38,7 @@ struct EventRule {
 std::string event_fault(const nlohmann::json& body, const std::string& type, const EventRule& rule, bool capable) {
   if (!capable) return "sent a " + type + " event without the " + rule.capability + " capability";
   for (const auto& [name, must] : rule.members) {
-    const nlohmann::json& v = member(body, name);
+    const nlohmann::json& v = json_member(body, name);
     const bool ok = must == Must::kString
                         ? v.is_string()
                         : v.is_number_integer() && (must == Must::kInteger || v.get<std::int64_t>() > 0);
@@ -224,7 +219,7 @@ std::optional<LibraryNotice> AdapterLockClient::grant_event_locked(const nlohman
     n.valid = milliseconds(body["valid_ms"].get<std::int64_t>());
     return n;
   }
-  const nlohmann::json& reason = member(body, "reason");
+  const nlohmann::json& reason = json_member(body, "reason");
   n.kind = LibraryNotice::Kind::kLost;
   n.reason = reason.is_string() ? reason.get<std::string>() : reason.dump();
   return n;
@@ -264,7 +259,7 @@ std::optional<LibraryNotice> AdapterLockClient::paused_event_locked(const nlohma
 }
 
 void AdapterLockClient::reply_locked(const nlohmann::json& body, const std::string& line) {
-  const nlohmann::json& in_reply_to = member(body, "in_reply_to");
+  const nlohmann::json& in_reply_to = json_member(body, "in_reply_to");
   if (!in_reply_to.is_number_integer()) {
     break_locked("sent a message that is neither a reply nor an event: " + quoted(line));
     return;
@@ -306,7 +301,7 @@ LockResult AdapterLockClient::outcome(const Reply& r, const char* op) const {
     broken("answered " + std::string(op) + " with " + quoted(r.body.dump()));
   }
   const std::int64_t code = r.body["code"].get<std::int64_t>();
-  const nlohmann::json& text = member(r.body, "text");
+  const nlohmann::json& text = json_member(r.body, "text");
   res.outcome = kDefiniteCodes.contains(code) ? Outcome::kFail : Outcome::kUnknown;
   res.error = settings_.adapter->library + " error " + std::to_string(code) + ": " +
               (text.is_string() ? text.get<std::string>() : text.dump());
@@ -325,8 +320,8 @@ LockResult AdapterLockClient::acquire(const std::string& key, milliseconds ttl) 
   LockResult res = outcome(r, "acquire");
   res.paused_after_send = r.paused;
   if (res.outcome != Outcome::kOk) return res;
-  const nlohmann::json& lease = member(r.body, "lease");
-  const nlohmann::json& token = member(r.body, "token");
+  const nlohmann::json& lease = json_member(r.body, "lease");
+  const nlohmann::json& token = json_member(r.body, "token");
   if (lease.is_null()) broken("answered acquire_ok without a lease: " + quoted(r.body.dump()));
   if (!token.is_null() && !token.is_number_integer()) {
     broken("answered acquire_ok with a token that is no integer: " + quoted(r.body.dump()));
@@ -339,8 +334,8 @@ LockResult AdapterLockClient::acquire(const std::string& key, milliseconds ttl) 
 }
 
 std::optional<Promise> AdapterLockClient::promise_in(const nlohmann::json& ok) const {
-  const nlohmann::json& valid = member(ok, "valid_ms");
-  const nlohmann::json& bound = member(ok, "bound");
+  const nlohmann::json& valid = json_member(ok, "valid_ms");
+  const nlohmann::json& bound = json_member(ok, "bound");
   if (!valid.is_null() && !valid.is_number_integer()) {
     broken("answered acquire_ok with a valid_ms that is neither an integer nor null: " + quoted(ok.dump()));
   }

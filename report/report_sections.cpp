@@ -1,4 +1,5 @@
 #include "report/report_sections.h"
+#include "platform/json_member.h"
 
 #include <cstdio>
 #include <filesystem>
@@ -23,10 +24,6 @@ std::uint64_t uint_of(const json& j, const char* k, std::uint64_t def = 0) {
   return j.is_object() && j.contains(k) && j[k].is_number_unsigned() ? j[k].get<std::uint64_t>() : def;
 }
 bool bool_of(const json& j, const char* k) { return j.is_object() && j.contains(k) && j[k].is_boolean() && j[k].get<bool>(); }
-const json& member(const json& j, const char* k) {
-  static const json kNull;
-  return j.is_object() && j.contains(k) ? j[k] : kNull;
-}
 
 std::string tag(const char* name, const std::string& escaped_body, const std::string& cls = "") {
   std::string open = std::string("<") + name + (cls.empty() ? "" : " class=\"" + esc(cls) + "\"") + ">";
@@ -96,14 +93,14 @@ std::string inside_hold_text(const json& h) {
   const std::string ended_by = str_of(h, "ended_by");
   s += ended_by == "end-of-history" ? ", held to the end of the history"
                                     : ", held to " + format_seconds(int_of(h, "end")) + " (" + ended_by + ")";
-  if (member(h, "token").is_number_integer()) s += ", token " + std::to_string(int_of(h, "token"));
+  if (json_member(h, "token").is_number_integer()) s += ", token " + std::to_string(int_of(h, "token"));
   return s;
 }
 
 // Under an exclusion group (a hold and the acquires of others inside it): the first few
 // acquires, and how many more results.json counted.
 std::string inside_html(const json& v) {
-  const json& inside = member(v, "inside");
+  const json& inside = json_member(v, "inside");
   if (!inside.is_array() || inside.empty()) return "";
   std::string items;
   for (const auto& h : inside) items += tag("li", esc(inside_hold_text(h)));
@@ -176,7 +173,7 @@ std::string verdicts_html(const RunInfo& info) {
   std::string rows;
   for (const auto& [name, c] : checkers.items()) {
     if (!c.is_object()) continue;
-    const std::string v = verdict_text(member(c, "valid"));
+    const std::string v = verdict_text(json_member(c, "valid"));
     const json& list = c.contains("violations") && c["violations"].is_array() ? c["violations"] : json::array();
     const std::uint64_t count = uint_of(c, "count");
     std::string n = str_of(c, "count_text", std::to_string(count));  // exclusion: "4 holds overlapped by …"
@@ -237,8 +234,8 @@ std::string explanations_html(const std::vector<ViolationRef>& violations) {
            esc(str_of(v, "state_after_prefix", "?")) + "</b>. Concurrent with the op: <b>" +
            std::to_string(uint_of(v, "concurrent_count")) + "</b>.</p>";
     out += "<canvas class=\"lin\" data-v=\"" + std::to_string(k) + "\" width=\"900\" height=\"120\"></canvas>";
-    out += "<table class=\"ops\"><tbody>" + op_rows(member(v, "prefix_tail"), "prefix") +
-           op_rows(json::array({member(v, "op")}), "blocked") + op_rows(member(v, "concurrent"), "concurrent") +
+    out += "<table class=\"ops\"><tbody>" + op_rows(json_member(v, "prefix_tail"), "prefix") +
+           op_rows(json::array({json_member(v, "op")}), "blocked") + op_rows(json_member(v, "concurrent"), "concurrent") +
            "</tbody></table></div>";
   }
   return out.empty() ? "" : "<section id=\"explain\"><h2>Linearizability</h2>" + out + "</section>";

@@ -1,6 +1,6 @@
 #include "harness/budget/budget_prober.h"
 #include "harness/budget/budget_report.h"
-#include "harness/budget/json_member.h"
+#include "platform/json_member.h"
 
 #include <iostream>
 

@@ -10,7 +10,7 @@
 #include "harness/budget/budget_prober.h"
 #include "harness/budget/budget_report.h"
 #include "harness/budget/datasheet_render.h"
-#include "harness/budget/json_member.h"
+#include "platform/json_member.h"
 #include "harness/run/run_store.h"
 #include "platform/stop_signals.h"
 #include "harness/suite/suite_runner.h"

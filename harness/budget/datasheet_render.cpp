@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "harness/budget/budget_faults.h"
-#include "harness/budget/json_member.h"
+#include "platform/json_member.h"
 #include "platform/atomic_file.h"
 #include "platform/json_text.h"
 #include "report/html.h"

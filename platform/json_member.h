@@ -1,5 +1,5 @@
-// Reading documents written by other runs (results.json, budget.json), where any member
-// may be missing: the member, or a JSON null. Pure; thread-safe.
+// Reading documents written by other processes (results.json, budget.json, an adapter's
+// lines), where any member may be missing: the member, or a JSON null. Pure; thread-safe.
 #pragma once
 
 #include <nlohmann/json.hpp>
