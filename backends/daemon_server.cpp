@@ -4,10 +4,14 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
+#include <fstream>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <thread>
+
+#include "platform/os_util.h"
 
 namespace fencecheck {
 
@@ -85,6 +89,32 @@ std::string DaemonServer::fingerprint(const std::vector<std::string>& parts, con
   return hex;
 }
 
+void DaemonServer::note_setup(const fs::path& log, const std::string& line) {
+  std::ofstream out(log, std::ios::app);
+  out << "fencecheck: " << line << "\n";
+}
+
+void DaemonServer::keep_for_later_runs(Runtime& runtime, const std::string& node, const fs::path& made,
+                                       const fs::path& kept, const fs::path& log) {
+  const fs::path fresh = partial_path(kept);
+  std::error_code ec;
+  fs::remove_all(fresh, ec);
+  try {
+    if (!fs::create_directory(fresh, ec) || ec) throw HarnessError("cannot create " + fresh.string());
+    runtime.run_to_end({node, "cp", {"cp", "-a", "--", made.string(), (fresh / made.filename()).string()}, {}, log, {}, {}},
+                       std::chrono::seconds(60));
+    if (::rename(fresh.c_str(), kept.c_str()) != 0 && errno != EEXIST && errno != ENOTEMPTY) {
+      throw HarnessError("cannot rename " + fresh.string() + " to " + kept.string() + ": " + os::strerror_string(errno));
+    }
+  } catch (const HarnessError& e) {
+    note_setup(log, std::string("not kept for later runs: ") + e.what());
+  } catch (...) {
+    fs::remove_all(fresh, ec);
+    throw;  // Interrupted
+  }
+  fs::remove_all(fresh, ec);
+}
+
 DaemonServer::DaemonServer(std::vector<std::string> nodes, milliseconds ready_timeout)
     : nodes_(std::move(nodes)), ready_timeout_(ready_timeout) {}
 
@@ -101,6 +131,10 @@ void DaemonServer::setup(Runtime& runtime, const std::filesystem::path& nodes_di
     std::filesystem::create_directories(dir, ec);
     if (ec) throw HarnessError("cannot create " + dir.string() + ": " + ec.message());
     configure(runtime, node, dir);
+  }
+  if (one_after_another_) {
+    for (const auto& node : nodes_) start(node);
+    return;
   }
   for (const auto& node : nodes_) launch(node);
   for (const auto& node : nodes_) require_ready(node);

@@ -93,12 +93,25 @@ class DaemonServer : public LockServer {
   // place, so that nobody ever sees it half made: a sibling named
   // .new-<pid>-<n>-<final name>, unique to this call.
   static std::filesystem::path partial_path(const std::filesystem::path& final_path);
+  // Keeps a copy of what a setup step just made on node (the directory `made`) as
+  // kept/<made's name>, in a reuse_dir(), for later runs: copied beside `kept` (cp -a on the
+  // node, ≤ 60 s), then renamed into place, so that no run sees it half made; when two runs
+  // race, the first rename wins. A failure only costs later runs that step again: it is
+  // noted in `log`, not thrown (Interrupted is).
+  static void keep_for_later_runs(Runtime& runtime, const std::string& node, const std::filesystem::path& made,
+                                  const std::filesystem::path& kept, const std::filesystem::path& log);
+  // Appends "fencecheck: <line>" to a setup log (best effort: the log is for people).
+  static void note_setup(const std::filesystem::path& log, const std::string& line);
+  // setup() starts the nodes one after another, each ready before the next is launched (a
+  // Galera cluster, whose joiners need a founder that runs), instead of all before waiting.
+  void start_one_after_another() { one_after_another_ = true; }
 
  private:
   Process* current(const std::string& node) const;  // nullptr when stopped (or starting)
   Process* take(const std::string& node);           // forgets it; nullptr when stopped
   std::vector<std::string> nodes_;
   std::chrono::milliseconds ready_timeout_;
+  bool one_after_another_ = false;
   Runtime* runtime_ = nullptr;
   mutable std::mutex mu_;  // running_, starting_; never held while spawning or waiting
   std::map<std::string, Process*> running_;

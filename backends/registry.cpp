@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "backends/etcd/etcd_backend.h"
+#include "backends/mariadb/mariadb_backend.h"
 #include "backends/postgres/postgres_backend.h"
 #include "backends/redis/redis_backend.h"
 #include "backends/redlock/redlock_backend.h"
@@ -21,6 +22,7 @@ const std::vector<BackendInfo>& backend_registry() {
       redlock_backend_info(),
       zookeeper_backend_info(),
       etcd_backend_info(),
+      mariadb_backend_info(),
   };
   return registry;
 }

@@ -52,12 +52,6 @@ const std::vector<std::string>& initdb_options() {
   return options;
 }
 
-// Appends a line to a setup log (best effort: the log is for people).
-void note(const fs::path& log, const std::string& line) {
-  std::ofstream out(log, std::ios::app);
-  out << "fencecheck: " << line << "\n";
-}
-
 }  // namespace
 
 std::vector<BackendOption> postgres_option_specs() {
@@ -187,7 +181,7 @@ void PostgresServer::configure(Runtime& runtime, const std::string& node, const 
                                          "or make the parents 0755)"
                                    : ""));
     }
-    if (!kept.empty()) keep_cluster(runtime, node, data, kept, dir / "setup.log");
+    if (!kept.empty()) keep_for_later_runs(runtime, node, data, kept, dir / "setup.log");
   }
   // The socket path must fit in sun_path; a long store path gets TCP alone.
   fs::path socket_dir = (dir / (".s.PGSQL." + std::to_string(e.port))).string().size() < 100 ? dir : fs::path();
@@ -230,33 +224,10 @@ bool PostgresServer::copy_kept_cluster(Runtime& runtime, const std::string& node
     runtime.run_to_end({node, "copy of the kept cluster", argv, {}, log, {}, {}}, std::chrono::seconds(60));
     return true;
   } catch (const HarnessError& e) {
-    note(log, "cannot use the kept cluster " + from.string() + " (" + e.what() + "); running initdb instead");
+    note_setup(log, "cannot use the kept cluster " + from.string() + " (" + e.what() + "); running initdb instead");
     fs::remove_all(data, ec);
     return false;
   }
-}
-
-void PostgresServer::keep_cluster(Runtime& runtime, const std::string& node, const fs::path& data,
-                                  const fs::path& kept, const fs::path& log) {
-  // Copied beside its final name, then renamed: a run never sees half a cluster. When two
-  // runs race, the first rename wins and the other's copy goes.
-  const fs::path fresh = partial_path(kept);
-  std::error_code ec;
-  fs::remove_all(fresh, ec);
-  try {
-    if (!fs::create_directory(fresh, ec) || ec) throw HarnessError("cannot create " + fresh.string());
-    runtime.run_to_end({node, "cp", {"cp", "-a", "--", data.string(), (fresh / "data").string()}, {}, log, {}, {}},
-                       std::chrono::seconds(60));
-    if (::rename(fresh.c_str(), kept.c_str()) != 0 && errno != EEXIST && errno != ENOTEMPTY) {
-      throw HarnessError("cannot rename " + fresh.string() + " to " + kept.string() + ": " + os::strerror_string(errno));
-    }
-  } catch (const HarnessError& e) {
-    note(log, std::string("the cluster is not kept for later runs: ") + e.what());
-  } catch (...) {
-    fs::remove_all(fresh, ec);
-    throw;  // Interrupted
-  }
-  fs::remove_all(fresh, ec);
 }
 
 ProcessSpec PostgresServer::daemon(const std::string& node) const {

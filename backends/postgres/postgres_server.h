@@ -115,11 +115,6 @@ class PostgresServer : public DaemonServer {
   // postgres cannot reach it: the caller then takes the initdb path.
   bool copy_kept_cluster(Runtime& runtime, const std::string& node, const std::filesystem::path& from,
                          const std::filesystem::path& dir);
-  // Keeps a copy of the cluster initdb just made in `data` (not yet configured) as `kept`
-  // for later runs: copied beside it, then renamed into place (≤ 60 s). A failure only
-  // costs later runs their initdb: it is noted in log, not thrown (Interrupted is).
-  void keep_cluster(Runtime& runtime, const std::string& node, const std::filesystem::path& data,
-                    const std::filesystem::path& kept, const std::filesystem::path& log);
 
   PostgresServerOptions options_;
   bool as_root_;

@@ -20,7 +20,7 @@ namespace {
 using std::chrono::milliseconds;
 using Reply = ZkSession::Reply;
 using State = ZkSession::State;
-using Status = Reply::Status;
+using ZkStatus = Reply::Status;
 
 LockResult fail(std::string error, bool not_sent = false) {
   return {Outcome::kFail, std::nullopt, std::move(error), not_sent};
@@ -30,22 +30,22 @@ LockResult unknown(std::string error) { return {Outcome::kUnknown, std::nullopt,
 // Answers after which the request may or may not have been applied, or was dropped
 // unapplied with the connection: the session has to settle before anything is known.
 bool connection_trouble(const Reply& r) {
-  if (r.status == Status::kNoReply) return true;
-  return r.status == Status::kAnswered &&
+  if (r.status == ZkStatus::kNoReply) return true;
+  return r.status == ZkStatus::kAnswered &&
          (r.rc == ZCONNECTIONLOSS || r.rc == ZOPERATIONTIMEOUT || r.rc == ZCLOSING || r.rc == ZSESSIONMOVED);
 }
 
 // The session is over: ZooKeeper deleted its nodes, or the library refuses a dead handle.
 bool session_gone(const Reply& r) {
-  return (r.status == Status::kAnswered && r.rc == ZSESSIONEXPIRED) ||
-         (r.status == Status::kNotSent && r.rc == ZINVALIDSTATE);
+  return (r.status == ZkStatus::kAnswered && r.rc == ZSESSIONEXPIRED) ||
+         (r.status == ZkStatus::kNotSent && r.rc == ZINVALIDSTATE);
 }
 
 std::string describe(const Reply& r) {
   switch (r.status) {
-    case Status::kNotSent: return "not sent: " + zk_error_name(r.rc);
-    case Status::kNoReply: return "no answer in time";
-    case Status::kAnswered: break;
+    case ZkStatus::kNotSent: return "not sent: " + zk_error_name(r.rc);
+    case ZkStatus::kNoReply: return "no answer in time";
+    case ZkStatus::kAnswered: break;
   }
   return zk_error_name(r.rc);
 }
@@ -117,7 +117,7 @@ bool ZooKeeperLockClient::make_parents(const std::string& dir, Clock::time_point
   for (std::size_t slash = dir.find('/', 1);; slash = dir.find('/', slash + 1)) {
     std::string prefix = dir.substr(0, slash);
     Reply r = session_.create(prefix, "", ZOO_PERSISTENT, deadline);
-    if (!r.answered_ok() && !(r.status == Status::kAnswered && r.rc == ZNODEEXISTS)) {
+    if (!r.answered_ok() && !(r.status == ZkStatus::kAnswered && r.rc == ZNODEEXISTS)) {
       error = "cannot create " + prefix + ": " + describe(r);
       return false;
     }
@@ -131,7 +131,7 @@ void ZooKeeperLockClient::sweep_lost_creates(Clock::time_point deadline) {
     if (lost.generation != session_.generation()) continue;  // went with its session
     Reply r = session_.children(lost.dir, deadline);
     if (!r.answered_ok()) {
-      if (!(r.status == Status::kAnswered && r.rc == ZNONODE)) pending.push_back(lost);
+      if (!(r.status == ZkStatus::kAnswered && r.rc == ZNONODE)) pending.push_back(lost);
       continue;
     }
     for (const std::string& child : r.children) {
@@ -162,7 +162,7 @@ LockResult ZooKeeperLockClient::create_node(const std::string& dir, const std::s
   const Clock::time_point deadline = Clock::now() + config_.request_timeout;
   const std::string prefix = dir + "/lock-" + guid + "-";
   Reply r = session_.create(prefix, client_name_, ZOO_EPHEMERAL_SEQUENTIAL, deadline);
-  if (r.status == Status::kAnswered && r.rc == ZNONODE) {
+  if (r.status == ZkStatus::kAnswered && r.rc == ZNONODE) {
     std::string error;
     if (!make_parents(dir, deadline, error)) return fail(error);
     r = session_.create(prefix, client_name_, ZOO_EPHEMERAL_SEQUENTIAL, deadline);
@@ -172,9 +172,9 @@ LockResult ZooKeeperLockClient::create_node(const std::string& dir, const std::s
     return {Outcome::kOk, std::nullopt, "", false};
   }
   if (session_gone(r)) return fail("session expired: " + describe(r));
-  if (r.status == Status::kNotSent) return fail("create of " + prefix + " " + describe(r), true);
+  if (r.status == ZkStatus::kNotSent) return fail("create of " + prefix + " " + describe(r), true);
   if (!connection_trouble(r)) return fail("create of " + prefix + " refused: " + describe(r));
-  if (r.status == Status::kNoReply) {
+  if (r.status == ZkStatus::kNoReply) {
     // Its answer may still come; a late success makes the node an orphan (ZkSession).
     lost_creates_.push_back({dir, guid, session_.generation()});
     return unknown("no answer to the create of the lock node within " +
@@ -234,7 +234,7 @@ LockResult ZooKeeperLockClient::wait_turn(const std::string& key, const Created&
       std::uint64_t seen = session_.events();
       r = session_.watch(predecessor, Clock::now() + config_.request_timeout);
       if (r.answered_ok()) session_.wait_event(seen, wait_until);
-      if (r.answered_ok() || (r.status == Status::kAnswered && r.rc == ZNONODE)) continue;
+      if (r.answered_ok() || (r.status == ZkStatus::kAnswered && r.rc == ZNONODE)) continue;
     }
     if (session_gone(r)) return fail("session expired while waiting for the lock: its nodes are gone");
     if (!connection_trouble(r)) return give_up(own.path, "unexpected answer while waiting: " + describe(r));
@@ -249,7 +249,7 @@ LockResult ZooKeeperLockClient::give_up(const std::string& path, const std::stri
   for (bool retried = false;; retried = true) {
     Reply r = session_.remove(path, deadline);
     if (session_gone(r)) return fail(why + "; the session expired, taking the lock node with it");
-    if (r.status == Status::kAnswered && (r.rc == ZOK || r.rc == ZNONODE)) return fail(why);
+    if (r.status == ZkStatus::kAnswered && (r.rc == ZOK || r.rc == ZNONODE)) return fail(why);
     if (!connection_trouble(r) || retried) break;
     State s = session_.settle(deadline);
     if (s == State::kExpired) return fail(why + "; the session expired, taking the lock node with it");
@@ -285,10 +285,10 @@ LockResult ZooKeeperLockClient::release(const Grant& g) {
     if (r.answered_ok()) return {Outcome::kOk, std::nullopt, "", false};
     // After a lost delete, in a session that is still the same, only that delete could
     // have removed the node.
-    if (r.status == Status::kAnswered && r.rc == ZNONODE) {
+    if (r.status == ZkStatus::kAnswered && r.rc == ZNONODE) {
       return retried ? LockResult{Outcome::kOk, std::nullopt, "", false} : fail("not held");
     }
-    if (!connection_trouble(r)) return fail("delete refused: " + describe(r), r.status == Status::kNotSent);
+    if (!connection_trouble(r)) return fail("delete refused: " + describe(r), r.status == ZkStatus::kNotSent);
     if (retried) break;
     State after = session_.settle(deadline);
     if (after == State::kExpired) return fail("not held: its session expired");
