@@ -29,12 +29,17 @@ class MariadbClientTest : public MariadbTest {
   }
   // A connection of the test's own to n1's server, used from inside c3.
   std::unique_ptr<MariadbConnection> raw_connection() {
-    const auto& s = server_->client_config().at("servers").at(0);
+    const nlohmann::json s = server_->client_config().at("servers").at(0);
     MariadbConnectParams p;
     p.host = s.at("host").get<std::string>();
     p.port = s.at("port").get<int>();
     p.connect_timeout = p.command_timeout = 2000ms;
     return std::make_unique<MariadbConnection>(std::move(p));
+  }
+  // The first column of the first row of statement on n1 ("" when none).
+  std::string raw_value(const std::string& statement) {
+    auto conn = raw_connection();
+    return raw(*conn, statement).value().value_or("");
   }
   MariadbResult raw(MariadbConnection& conn, const std::string& statement) {
     MariadbResult r;
@@ -85,7 +90,7 @@ TEST_P(MariadbClientTest, AKilledSessionFreesItsNamedLock) {
   ASSERT_EQ(g.outcome, Outcome::kOk) << g.error;
   LockResult b_holds = from("c2", [&] { return b->acquire("b's", 30s); });
   ASSERT_EQ(b_holds.outcome, Outcome::kOk) << b_holds.error;
-  EXPECT_EQ(value("n1", "SELECT COUNT(*) FROM fencecheck.sessions WHERE client = 'c1' AND host LIKE '%:%'"), "1")
+  EXPECT_EQ(raw_value("SELECT COUNT(*) FROM fencecheck.sessions WHERE client = 'c1' AND host LIKE '%:%'"), "1")
       << "the session registered itself with its host:port";
 
   auto admin = raw_connection();
@@ -184,7 +189,7 @@ TEST_P(MariadbClientTest, EveryLeaseModeGrantsRefusesAndHandsOutIncreasingTokens
       last = *g.grant->token;
       ASSERT_EQ(from(node, [&] { return c->release(*g.grant); }).outcome, Outcome::kOk);
     }
-    EXPECT_EQ(value("n1", "SELECT token FROM fencecheck.leases WHERE name = '" + key + "'"), std::to_string(last));
+    EXPECT_EQ(raw_value("SELECT token FROM fencecheck.leases WHERE name = '" + key + "'"), std::to_string(last));
   }
 }
 
@@ -295,9 +300,10 @@ TEST_P(MariadbClientTest, APausedServerMakesAcquiresGiveUpInTime) {
   tries.push_back({"named", "c1", client("c1"), Outcome::kUnknown, false});
   tries.push_back({"conditional", "c2", lease_client("c2", "conditional"), Outcome::kUnknown, false});
   tries.push_back({"read-update", "c3", lease_client("c3", "read-update"), Outcome::kFail, false});
-  for (Try& t : tries) {
-    LockResult warm = from(t.node, [&] { return t.c->acquire("warm", 30s); });  // its session made
+  for (Try& t : tries) {  // each makes its session, and the conditional one its key's row
+    LockResult warm = from(t.node, [&] { return t.c->acquire(std::string("k-") + t.what, 30s); });
     ASSERT_EQ(warm.outcome, Outcome::kOk) << t.what << ": " << warm.error;
+    ASSERT_EQ(from(t.node, [&] { return t.c->release(*warm.grant); }).outcome, Outcome::kOk) << t.what;
   }
   tries.push_back({"a new session", "c1", client("c1"), Outcome::kFail, true});
   server_->pause("n1", test_deadline());
