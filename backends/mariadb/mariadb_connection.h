@@ -98,7 +98,6 @@ class MariadbConnection {
   // The server's id of the session (CONNECTION_ID()); 0 without one.
   std::uint64_t connection_id() const;
   std::string endpoint() const;  // "host:port" for messages
-  const MariadbConnectParams& params() const { return params_; }
 
  private:
   bool session_ended(std::string& why);
