@@ -20,11 +20,13 @@ using namespace std::chrono_literals;
 
 class MariadbClientTest : public MariadbTest {
  protected:
-  // A client with lock=lease and this lease mode, whatever the server's options said.
-  std::unique_ptr<LockClient> lease_client(const std::string& name, const std::string& mode) {
+  // A client with lock=lease and this lease mode, whatever the server's options said;
+  // timeout_ms: its command timeout (0: the fixture's).
+  std::unique_ptr<LockClient> lease_client(const std::string& name, const std::string& mode, int timeout_ms = 0) {
     return client(name, [&](nlohmann::json& c) {
       c["lock"] = "lease";
       c["lease"] = mode;
+      if (timeout_ms > 0) c["command_timeout_ms"] = timeout_ms;
     });
   }
   // A connection of the test's own to n1's server, used from inside c3.
@@ -230,8 +232,9 @@ TEST_P(MariadbClientTest, TwoAcquiresMeetingOnTheRowWinTwiceOnlyUnderReadUpdate)
   auto holder = raw_connection();
   for (const std::string& mode : kLeaseModes) {
     SCOPED_TRACE("lease=" + mode);
-    auto a = lease_client("c1", mode);
-    auto b = lease_client("c2", mode);
+    // Time enough to wait behind the row's lock on a loaded machine.
+    auto a = lease_client("c1", mode, 3000);
+    auto b = lease_client("c2", mode, 3000);
     const std::string key = "met-" + mode;
     // The row exists and is free (expired), with token 0.
     raw(*holder, "INSERT INTO fencecheck.leases VALUES ('" + key + "', '', '1000-01-01', 0)");
@@ -240,7 +243,7 @@ TEST_P(MariadbClientTest, TwoAcquiresMeetingOnTheRowWinTwiceOnlyUnderReadUpdate)
     LockResult ra, rb;
     std::thread ta([&] { ra = from("c1", [&] { return a->acquire(key, 30s); }); });
     std::thread tb([&] { rb = from("c2", [&] { return b->acquire(key, 30s); }); });
-    std::this_thread::sleep_for(200ms);  // both have read the row and wait (the clients allow 500 ms)
+    std::this_thread::sleep_for(300ms);  // both have read the row and wait
     raw(*holder, "ROLLBACK");
     ta.join();
     tb.join();
@@ -261,15 +264,15 @@ TEST_P(MariadbClientTest, TwoAcquiresMeetingOnTheRowWinTwiceOnlyUnderReadUpdate)
 TEST_P(MariadbClientTest, UnderSnapshotIsolationTheSecondReadUpdateFails) {
   start_server({"lock=lease", "lease=read-update", "innodb_snapshot_isolation=ON"});
   auto holder = raw_connection();
-  auto a = client("c1");
-  auto b = client("c2");
+  auto a = lease_client("c1", "read-update", 3000);
+  auto b = lease_client("c2", "read-update", 3000);
   raw(*holder, "INSERT INTO fencecheck.leases VALUES ('k', '', '1000-01-01', 0)");
   raw(*holder, "START TRANSACTION");
   raw(*holder, "UPDATE fencecheck.leases SET owner = owner WHERE name = 'k'");
   LockResult ra, rb;
   std::thread ta([&] { ra = from("c1", [&] { return a->acquire("k", 30s); }); });
   std::thread tb([&] { rb = from("c2", [&] { return b->acquire("k", 30s); }); });
-  std::this_thread::sleep_for(200ms);
+  std::this_thread::sleep_for(300ms);
   raw(*holder, "ROLLBACK");
   ta.join();
   tb.join();
@@ -314,12 +317,18 @@ TEST_P(MariadbClientTest, APausedServerMakesAcquiresGiveUpInTime) {
     Millis took = since(t0);
     EXPECT_EQ(r.outcome, t.want) << r.error;
     EXPECT_EQ(r.not_sent, t.not_sent) << r.error;
-    EXPECT_LT(took, 500ms + 300ms) << r.error;
+    EXPECT_LT(took, 500ms + 400ms) << r.error;
     EXPECT_GE(took, 450ms) << r.error;
   }
   server_->resume("n1", test_deadline());
-  // The sessions were dropped: the next acquire reconnects.
-  LockResult after = from("c3", [&] { return tries[2].c->acquire("after", 30s); });
+  // The sessions were dropped: the next acquire reconnects (once the server keeps up again).
+  LockResult after;
+  auto t0 = std::chrono::steady_clock::now();
+  runtime_->run_in("c3", [&] {
+    while ((after = tries[2].c->acquire("after", 30s)).outcome != Outcome::kOk && since(t0) < 5s) {
+      std::this_thread::sleep_for(50ms);
+    }
+  });
   EXPECT_EQ(after.outcome, Outcome::kOk) << after.error;
 }
 
