@@ -6,6 +6,7 @@
 #include <set>
 
 #include "platform/os_util.h"
+#include "platform/run_state.h"
 #include "platform/runtime_base.h"
 #include "platform/tcp.h"
 
@@ -140,6 +141,9 @@ std::vector<Process*> NodeTableRuntime::processes() const {
   std::lock_guard lock(mu_);
   return supervisor_ ? supervisor_->processes() : std::vector<Process*>{};
 }
+
+void NodeTableRuntime::record_scratch(const std::filesystem::path& dir) { state_.add_path(dir); }
+void NodeTableRuntime::forget_scratch(const std::filesystem::path& dir) { state_.remove_path(dir); }
 
 void NodeTableRuntime::stop_all(std::chrono::milliseconds grace) {
   std::unique_lock lock(mu_);

@@ -180,6 +180,14 @@ class Runtime {
   // Stops every process, most recently started first.
   virtual void stop_all(std::chrono::milliseconds grace = std::chrono::milliseconds(2000)) = 0;
 
+  // --- scratch directories ---
+  // A directory on the controller's files that a server makes for this run alone (a data
+  // directory) and that must not outlive it: recorded in the RunState before it is made, so
+  // that `fencecheck clean` removes it after a crash; forget_scratch() once its owner removed
+  // it. Quick (one state-file rewrite); HarnessError when it cannot be recorded.
+  virtual void record_scratch(const std::filesystem::path& dir) { (void)dir; }
+  virtual void forget_scratch(const std::filesystem::path& dir) { (void)dir; }
+
   // --- network --- (whether a kind cuts links at all: runtime_offers(r, kCutsNetwork),
   // from its registry entry, platform/runtime_registry.h)
   // Replaces the cuts in force by `grudge`, every node's rules at once, by the deadline.

@@ -33,6 +33,8 @@ class NodeTableRuntime : public Runtime {
                     std::chrono::milliseconds timeout) const override;
   std::vector<Process*> processes() const override;
   void stop_all(std::chrono::milliseconds grace) override;
+  void record_scratch(const std::filesystem::path& dir) override;
+  void forget_scratch(const std::filesystem::path& dir) override;
 
  protected:
   // Throws HarnessError unless names are distinct, lowercase [a-z][a-z0-9]* of at most

@@ -152,6 +152,8 @@ void MariadbServer::configure(Runtime& runtime, const std::string& node, const f
     m.ist_port = runtime.port(node, "galera-ist", 4568);
     m.sst_port = runtime.port(node, "galera-sst", 4444);
   }
+  // The data directory is the run's scratch: removed at teardown, by clean after a crash.
+  runtime.record_scratch(dir / "data");
   make_data_dir(runtime, node, dir);
   members_.push_back(m);
   nodes_[node] = Node{m, dir};
@@ -267,6 +269,21 @@ void MariadbServer::setup(Runtime& runtime, const fs::path& nodes_dir) {
     MariadbResult r = query(nodes().front(), sql, milliseconds(10000));
     if (r.status != MariadbResult::Status::kOk) {
       throw HarnessError("mariadb on node " + nodes().front() + ": cannot create the schema: " + r.error);
+    }
+  }
+}
+
+void MariadbServer::teardown(const Deadline& deadline) noexcept {
+  DaemonServer::teardown(deadline);
+  for (const auto& [node, n] : nodes_) {
+    std::error_code ec;
+    fs::remove_all(n.dir / "data", ec);  // megabytes per node and run; the logs stay beside it
+    if (!ec) {
+      try {
+        runtime().forget_scratch(n.dir / "data");
+      } catch (...) {
+        // clean removes it later (it is gone already, so that costs nothing)
+      }
     }
   }
 }

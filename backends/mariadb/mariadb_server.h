@@ -2,7 +2,9 @@
 // (cluster=none), or a three-node Galera cluster on n1, n2, n3 (cluster=galera), each
 // server a `mariadbd --no-defaults` whose whole configuration is its command line
 // (mariadb_command_line), its data directory in the node's folder (nodes/<node>/data), its
-// log (stderr) in nodes/<node>/mariadb.log.
+// log (stderr) in nodes/<node>/mariadb.log. The data directories are the run's scratch: a few
+// dozen MB per node, removed at teardown (and by `fencecheck clean` after a crash, for they are
+// recorded in the RunState); the logs stay.
 //
 // Data directory. mariadb-install-db makes the same directory at every run; the first run
 // under local or netns keeps a pristine copy in DaemonServer::reuse_dir("mariadb") and
@@ -93,6 +95,8 @@ class MariadbServer : public DaemonServer {
   void setup(Runtime& runtime, const std::filesystem::path& nodes_dir) override;
   // MariadbClientConfig: every server in node order, the lock kind and lease mode.
   nlohmann::json client_config() const override;
+  // Stops every server, then removes their data directories (the logs stay).
+  void teardown(const Deadline& deadline) noexcept override;
   // Ends the sessions `client` registered on the running servers; returns how many.
   // Throws HarnessError when no running server could be asked.
   int kill_sessions(const std::string& client, const Deadline& deadline);

@@ -61,12 +61,24 @@ const std::vector<Scenario>& kleppmann_scenarios();
 // The lock libraries' rows (`fencecheck suite libraries`, library_scenarios.cpp): a claim is
 // what the library's documentation promises, an expectation what its bug reports predict.
 const std::vector<Scenario>& library_scenarios();
+// The databases' rows (`fencecheck suite databases`, database_scenarios.cpp): locks taken in
+// a database teams already run (MariaDB named locks and lease tables, standalone and Galera).
+const std::vector<Scenario>& database_scenarios();
+
+// Every scenario table, each a `fencecheck suite` subcommand of its name: declared once here,
+// the command line, find_scenario and the integration tests follow.
+struct ScenarioTable {
+  std::string name;         // "kleppmann": the subcommand
+  std::string description;  // its help
+  const std::vector<Scenario>& (*rows)();
+};
+const std::vector<ScenarioTable>& scenario_tables();
 // Whether s.args make a valid `fencecheck run` anywhere: parsed exactly as `run` parses
 // them (harness/run/run_command.h) and checked against the option declarations and the
 // rules between options, without what depends on this machine. nullopt when they do; else
 // "K3: --clock-min-ms …", naming the scenario and the option.
 std::optional<std::string> scenario_problem(const Scenario& s);
-const Scenario* find_scenario(std::string_view id);  // either table; nullptr when unknown
+const Scenario* find_scenario(std::string_view id);  // any table; nullptr when unknown
 std::string scenario_ids(const std::vector<Scenario>& table = kleppmann_scenarios());  // "K1, K2, …"
 
 // How one run's results.json compares with a scenario's expectations.

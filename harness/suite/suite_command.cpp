@@ -110,23 +110,18 @@ void add_common(CLI::App* cmd, SuiteArgs& a) {
 void add_suite_command(CLI::App& app) {
   auto a = std::make_shared<SuiteArgs>();
   CLI::App* suite = app.add_subcommand("suite", "Run many tests and tabulate them: kleppmann (the article's "
-                                                "scenarios), libraries (lock libraries) or matrix (backends × faults)");
+                                                "scenarios), libraries (lock libraries), databases (locks in "
+                                                "databases) or matrix (backends × faults)");
   suite->require_subcommand(1);
-  CLI::App* k = suite->add_subcommand("kleppmann", "Kleppmann's scenarios K1–K9, each --repeat times, "
-                                                   "against the verdicts the argument predicts");
-  add_common(k, *a);
-  k->add_option("--only", a->only, "comma-separated scenario ids (" + scenario_ids() + ")")->delimiter(',');
-  k->callback([a] {
-    finish([a] { return run_and_report(scenario_cases(kleppmann_scenarios(), a->only), *a, "kleppmann"); });
-  });
-  CLI::App* l = suite->add_subcommand("libraries", "each lock library's adapter under the faults that matter "
-                                                   "for it, against what its bug reports predict");
-  add_common(l, *a);
-  l->add_option("--only", a->only, "comma-separated scenario ids (" + scenario_ids(library_scenarios()) + ")")
-      ->delimiter(',');
-  l->callback([a] {
-    finish([a] { return run_and_report(scenario_cases(library_scenarios(), a->only), *a, "libraries"); });
-  });
+  for (const ScenarioTable& table : scenario_tables()) {
+    CLI::App* t = suite->add_subcommand(table.name, table.description);
+    add_common(t, *a);
+    t->add_option("--only", a->only, "comma-separated scenario ids (" + scenario_ids(table.rows()) + ")")
+        ->delimiter(',');
+    t->callback([a, &table] {
+      finish([a, &table] { return run_and_report(scenario_cases(table.rows(), a->only), *a, table.name); });
+    });
+  }
   CLI::App* m = suite->add_subcommand("matrix", "every backend × fault, each --repeat times");
   add_common(m, *a);
   m->add_option("--backends", a->backends, "comma-separated backends (" + backend_names() + ")")

@@ -1,5 +1,6 @@
 // Kleppmann's scenarios (harness/suite/scenarios.cpp) and the lock libraries' rows
-// (library_scenarios.cpp, but those Scenario::not_in_ci leaves out), each run once end to end with real
+// (library_scenarios.cpp) and the databases' rows (database_scenarios.cpp), but those Scenario::not_in_ci
+// leaves out, each run once end to end with real
 // servers and a fixed seed (label `integration`, root: partitions need network
 // namespaces). A scenario that predicts a violation must show it in the checkers it names;
 // a safe one must keep every checker it expects valid valid — and be decided, never
@@ -56,6 +57,8 @@ std::string row_name(const ::testing::TestParamInfo<const Scenario*>& info) {
 INSTANTIATE_TEST_SUITE_P(Kleppmann, ScenarioRun, ::testing::ValuesIn(rows_in_ci(kleppmann_scenarios())), row_name);
 // The lock libraries' rows, through their adapters (scripts/setup.sh installs them).
 INSTANTIATE_TEST_SUITE_P(Libraries, ScenarioRun, ::testing::ValuesIn(rows_in_ci(library_scenarios())), row_name);
+// The databases' rows: MariaDB servers and Galera clusters the harness starts.
+INSTANTIATE_TEST_SUITE_P(Databases, ScenarioRun, ::testing::ValuesIn(rows_in_ci(database_scenarios())), row_name);
 
 }  // namespace
 }  // namespace fencecheck::testing

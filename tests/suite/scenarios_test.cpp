@@ -75,6 +75,33 @@ TEST(Scenarios, EveryLibraryScenarioIsAValidRunAndEveryAdapterHasOne) {
   EXPECT_NE(find_scenario("L2"), nullptr);
 }
 
+// Every table: its rows are valid runs with a claim, ids are distinct across tables (find_scenario
+// and the integration tests' names take them as keys), and the databases' table exercises
+// every lock kind and cluster of the mariadb backend.
+TEST(Scenarios, EveryTableIsRunnableWithDistinctIdsAndTheDatabasesCoverEveryMariadbLock) {
+  std::set<std::string> ids, names, mariadb_options;
+  for (const ScenarioTable& table : scenario_tables()) {
+    EXPECT_TRUE(names.insert(table.name).second) << table.name;
+    EXPECT_FALSE(table.rows().empty()) << table.name;
+    for (const auto& s : table.rows()) {
+      EXPECT_TRUE(ids.insert(s.id).second) << s.id << " appears twice";
+      EXPECT_EQ(scenario_problem(s), std::nullopt);
+      EXPECT_FALSE(s.claim.empty()) << s.id;
+      EXPECT_EQ(find_scenario(s.id), &s);
+    }
+  }
+  for (const auto& s : database_scenarios()) {
+    for (std::size_t i = 0; i + 1 < s.args.size(); ++i) {
+      if (s.args[i] == "--backend-opt") mariadb_options.insert(s.args[i + 1]);
+    }
+  }
+  for (const char* o : {"cluster=galera", "lock=named", "lock=lease", "lease=read-update", "lease=for-update",
+                        "lease=conditional", "innodb_snapshot_isolation=ON"}) {
+    EXPECT_TRUE(mariadb_options.contains(o)) << "no databases row runs " << o;
+  }
+  EXPECT_EQ(names, (std::set<std::string>{"kleppmann", "libraries", "databases"}));
+}
+
 TEST(Scenarios, AnUnknownOptionOrABadValueIsAProblemNamingTheScenarioAndTheOption) {
   Scenario s = kleppmann_scenarios().front();
   s.id = "Kx";
