@@ -1,6 +1,7 @@
 // The postgres lock clients against a real server under each runtime: both lock kinds'
 // grants and refusals, lease tokens that only go up, lease expiry on the server's clock, and
-// an advisory lock freed behind its holder's back when idle_session_timeout ends the session.
+// an advisory lock freed behind its holder's back when idle_session_timeout ends the session
+// or the server kills it (kill_sessions).
 #include "backends/postgres/postgres_lock_client.h"
 
 #include <gtest/gtest.h>
@@ -120,6 +121,26 @@ TEST_P(PostgresClientTest, IdleSessionTimeoutFreesAnAdvisoryLockBehindItsHolder)
   EXPECT_EQ(late.error.rfind("not held: the session that took it has ended", 0), 0u) << late.error;
   LockResult reconnected = from("c1", [&] { return a->acquire("other", 30s); });
   EXPECT_EQ(reconnected.outcome, Outcome::kOk) << "a reconnects lazily: " << reconnected.error;
+}
+
+// kill-session's mechanism: the server ends the holder's session (kill_sessions, as an
+// operator's pg_terminate_backend) and its advisory lock is free when that returns; the
+// holder finds out only at its next statement.
+TEST_P(PostgresClientTest, KilledSessionFreesAnAdvisoryLockBehindItsHolder) {
+  start_server({"lock=advisory"});
+  auto a = client("c1");
+  auto b = client("c2");
+  LockResult g = from("c1", [&] { return a->acquire("k", 30s); });
+  ASSERT_EQ(g.outcome, Outcome::kOk) << g.error;
+  ASSERT_EQ(from("c2", [&] { return b->acquire("k", 30s); }).outcome, Outcome::kFail) << "c1 holds it";
+  EXPECT_EQ(server_->kill_sessions("c1", test_deadline()), 1) << "c1's one session; c2's stays";
+  LockResult taken = from("c2", [&] { return b->acquire("k", 30s); });
+  EXPECT_EQ(taken.outcome, Outcome::kOk) << "free at once, and c2's own session survived: " << taken.error;
+  LockResult late = from("c1", [&] { return a->release(*g.grant); });
+  EXPECT_EQ(late.outcome, Outcome::kFail);
+  EXPECT_EQ(late.error.rfind("not held: the session that took it has ended", 0), 0u) << late.error;
+  EXPECT_EQ(server_->kill_sessions("c3", test_deadline()), 0) << "c3 never connected";
+  EXPECT_EQ(server_->kill_sessions("c1", test_deadline()), 1) << "c1 reconnected for its release";
 }
 
 TEST_P(PostgresClientTest, NoServerIsADefiniteFailNothingSent) {
