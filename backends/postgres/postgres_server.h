@@ -90,8 +90,8 @@ class PostgresServer : public DaemonServer {
   void pause(const std::string& node, const Deadline& deadline) override;  // the postmaster and every child
   void resume(const std::string& node, const Deadline& deadline) override;
   // pg_terminate_backend of every session named after the client node (the lock clients'
-  // application_name), each waited for until its backend has exited and its advisory locks
-  // are free; by the deadline (half to connect, half for the statement).
+  // application_name); each backend exits, its advisory locks with it, within milliseconds
+  // of the return. By the deadline (half to connect, half for the statement).
   int kill_sessions(const std::string& client, const Deadline& deadline) override;
   void teardown(const Deadline& deadline) noexcept override;
 
