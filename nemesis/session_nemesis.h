@@ -1,6 +1,6 @@
 // SessionNemesis (family "session"): the lock service ends a client's sessions — its own
 // kill of a connection (PostgreSQL's pg_terminate_backend, MariaDB's KILL), as an operator
-// or a connection limit would, taking the session-bound locks with them.
+// would, taking the session-bound locks with them.
 //   kill-session  arms (recorded as "arm"); the next client whose acquire completes ok has
 //                 every session it holds on the servers ended at once, from that lock event
 //                 and before the client's next op (NodeProcesses::kill_sessions of the
