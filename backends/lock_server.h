@@ -82,8 +82,9 @@ class LockServer {
   // Only for a backend whose BackendInfo::offers has Capability::kKillsSessions: by default
   // it throws HarnessError (the run refuses the kill-session fault before that can happen).
   // Called with every server running and not paused (the runner's ServerProcesses sees to
-  // that), from a fault's thread, concurrently with clients' ops. Returns by the deadline;
-  // throws HarnessError when a server cannot be asked by then or refuses.
+  // that), on the thread of the client whose grant fired it, while the others' ops go on.
+  // Returns by the deadline; throws HarnessError when a server cannot be asked by then or
+  // refuses.
   virtual int kill_sessions(const std::string& client, const Deadline& deadline);
 
   // Stops every server, by the deadline (a silent host's is left to the runtime's

@@ -54,7 +54,7 @@ inline constexpr std::chrono::milliseconds kNetBound{5000};     // a cut or heal
 inline constexpr std::chrono::milliseconds kClockBound{5000};   // one node's clock offset (with its first-call wait)
 inline constexpr std::chrono::milliseconds kFreezeBound{5000};  // a whole node frozen or thawed
 inline constexpr std::chrono::milliseconds kLaunchBound{60000}; // a process started again (an upload under ssh)
-inline constexpr std::chrono::milliseconds kSessionBound{5000};  // a client's sessions ended (a statement per server)
+inline constexpr std::chrono::milliseconds kSessionBound{5000}; // a client's sessions ended (a statement per server)
 // A heal once the user pressed Ctrl-C: short, as nothing that follows needs it (teardown
 // resumes, thaws and unblocks everything anyway).
 inline constexpr std::chrono::milliseconds kInterruptedHealBound{500};
