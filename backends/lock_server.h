@@ -1,6 +1,6 @@
 // The LockServer role — Jepsen's DB protocols for one backend: set up its servers on
 // their nodes, tear them down, and for the nemesis start, stop, kill, pause and resume a
-// node's server and name its log files.
+// node's server, end a client's sessions (where the backend can) and name its log files.
 //
 // setup() writes each node's config into nodes_dir/<node>/, starts every server through
 // the Runtime with its log beside it, and returns once every server answers its protocol;
@@ -11,11 +11,12 @@
 // of the bench. The Processes belong to the Runtime, which must outlive this object.
 //
 // Thread-safety: setup() and teardown() are called alone; in between, the fault families
-// call start/launch/await_ready/stop/kill/pause/resume from their own threads, and an
-// implementation must keep its own state consistent under that (DaemonServer does), never
-// holding a lock another node's action needs while it spawns or waits.
-// Blocking: kill, pause, resume, stop, await_ready and teardown return by the caller's
-// Deadline (on every runtime); launch once the process has exec'd (under ssh: its uploads,
+// call start/launch/await_ready/stop/kill/pause/resume/kill_sessions from their own threads
+// (kill_sessions from a client's, on its lock event), and an implementation must keep its
+// own state consistent under that (DaemonServer does), never holding a lock another node's
+// action needs while it spawns or waits.
+// Blocking: kill, pause, resume, stop, await_ready, kill_sessions and teardown return by the
+// caller's Deadline (on every runtime); launch once the process has exec'd (under ssh: its uploads,
 // bounded by the runtime's set-up step); start up to the readiness timeout; leader() one
 // probe per node.
 #pragma once
@@ -28,6 +29,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "platform/errors.h"
 #include "platform/runtime.h"
 
 namespace fencecheck {
@@ -74,6 +76,16 @@ class LockServer {
   // backends without one, or during an election. BackendInfo::offers says which
   // (Capability::kNamesLeader).
   virtual std::optional<std::string> leader() { return std::nullopt; }
+  // Ends every session the client node `client` ("c2") has open on the servers — the
+  // server's own kill (PostgreSQL's pg_terminate_backend, MariaDB's KILL), so that its
+  // session-bound locks go with them — and returns how many it ended (0: it had none).
+  // Only for a backend whose BackendInfo::offers has Capability::kKillsSessions: by default
+  // it throws HarnessError (the run refuses the kill-session fault before that can happen).
+  // Called with every server running and not paused (the runner's ServerProcesses sees to
+  // that), on the thread of the client whose grant fired it, while the others' ops go on.
+  // Returns by the deadline; throws HarnessError when a server cannot be asked by then or
+  // refuses.
+  virtual int kill_sessions(const std::string& client, const Deadline& deadline);
 
   // Stops every server, by the deadline (a silent host's is left to the runtime's
   // removal). Idempotent; never throws.
@@ -82,6 +94,10 @@ class LockServer {
 
 inline nlohmann::json LockServer::client_config_at(const std::vector<HostPort>&) const {
   throw std::invalid_argument("this backend cannot be tested against servers it does not start yet");
+}
+
+inline int LockServer::kill_sessions(const std::string& client, const Deadline&) {
+  throw HarnessError("this backend cannot end the sessions of " + client + " on its servers");
 }
 
 }  // namespace fencecheck

@@ -65,7 +65,8 @@ struct BackendInfo {
   // LockServer::leader() names one; kServerClocksReachable when libfcclock (LD_PRELOAD)
   // reaches its servers' clocks — without it a clock fault aimed at its servers is refused
   // before the run (one aimed at the clients, --nemesis-targets clients, is not), and at
-  // run time ServerClocks checks each server once more, by the clock file it mapped.
+  // run time ServerClocks checks each server once more, by the clock file it mapped;
+  // kKillsSessions when LockServer::kill_sessions ends a client's sessions (kill-session).
   Capabilities offers;
   // What it needs of the runtime: kSharesFiles when its setup works on what its servers
   // made, through the controller's own files (a runtime whose nodes hold copies is refused).

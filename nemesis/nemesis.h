@@ -54,6 +54,7 @@ inline constexpr std::chrono::milliseconds kNetBound{5000};     // a cut or heal
 inline constexpr std::chrono::milliseconds kClockBound{5000};   // one node's clock offset (with its first-call wait)
 inline constexpr std::chrono::milliseconds kFreezeBound{5000};  // a whole node frozen or thawed
 inline constexpr std::chrono::milliseconds kLaunchBound{60000}; // a process started again (an upload under ssh)
+inline constexpr std::chrono::milliseconds kSessionBound{5000}; // a client's sessions ended (a statement per server)
 // A heal once the user pressed Ctrl-C: short, as nothing that follows needs it (teardown
 // resumes, thaws and unblocks everything anyway).
 inline constexpr std::chrono::milliseconds kInterruptedHealBound{500};
@@ -109,6 +110,16 @@ class NodeProcesses {
   virtual void arm_pause_inside(std::chrono::milliseconds ms) {
     (void)ms;
     throw HarnessError("these clients cannot pause inside their lock library");
+  }
+  // Servers only, where the backend can (Capability::kKillsSessions, kill-session): ends
+  // every session the client node `client` has open on the servers, by the servers' own
+  // kill (LockServer::kill_sessions), and returns how many it ended. nullopt when a server
+  // is down or paused, or another fault's action on it (a kill, a restart) outlasted the
+  // deadline: then nothing was done. Holds no lock a client's ops need. By default it
+  // throws HarnessError (the run refuses the fault where the backend cannot).
+  virtual std::optional<int> kill_sessions(const std::string& client, const Deadline& deadline) {
+    (void)deadline;
+    throw HarnessError("these nodes cannot end the sessions of " + client);
   }
 };
 

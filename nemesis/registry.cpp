@@ -6,6 +6,7 @@
 #include "nemesis/fault_registry.h"
 #include "nemesis/partition_nemesis.h"
 #include "nemesis/pause_nemesis.h"
+#include "nemesis/session_nemesis.h"
 #include "nemesis/targets.h"
 #include "platform/named_registry.h"
 
@@ -181,6 +182,13 @@ const std::vector<FaultInfo>& fault_registry() {
        .description = "SIGKILL a random client's worker; a new one starts after --restart-ms",
        .make = make_crash_nemesis,
        .options = {"restart-ms"},
+       .self_timed = true},
+      {.name = "kill-session",
+       .family = "session",
+       .description = "the server ends every session of the client whose acquire just completed (PostgreSQL's "
+                      "pg_terminate_backend), its session-bound locks with them",
+       .make = make_session_nemesis,
+       .needs = {C::kRunsServers, C::kKillsSessions},
        .self_timed = true},
   };
   return registry;

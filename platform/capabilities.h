@@ -32,10 +32,11 @@ enum class Capability : std::uint8_t {
   kNamesLeader,
   kServerClocksReachable,
   kClientRenews,
+  kKillsSessions,
   // of the client
   kPausesInsideClient,
 };
-inline constexpr std::size_t kCapabilityCount = 10;
+inline constexpr std::size_t kCapabilityCount = 11;
 
 // Who offers a capability: the one provider of each kind a run has.
 enum class Provider : std::uint8_t { kRuntime, kBackend, kClient };
@@ -78,6 +79,8 @@ inline constexpr std::array<CapabilityInfo, kCapabilityCount> kCapabilityTable =
      "lets the clock library reach its servers' wall clocks"},
     {Capability::kClientRenews, "client-renews", Provider::kBackend,
      "has a client that renews its grants on its own and says so (renewed notices)"},
+    {Capability::kKillsSessions, "kills-sessions", Provider::kBackend,
+     "ends a client's sessions on its servers (its session-bound locks with them)"},
     {Capability::kPausesInsideClient, "pauses-inside-client", Provider::kClient,
      "pauses inside its lock library right after it sent the lock commands"},
 }};

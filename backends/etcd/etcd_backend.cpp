@@ -22,7 +22,9 @@ BackendInfo etcd_backend_info() {
   info.offers = {Capability::kNamesLeader, Capability::kClientRenews};
   info.reasons = {{Capability::kServerClocksReachable,
                    "etcd is a static Go binary that reads the time through the vDSO, where libfcclock's LD_PRELOAD "
-                   "cannot reach"}};
+                   "cannot reach"},
+                  {Capability::kKillsSessions,
+                   "a lock hangs on a lease, and nothing on the server says which client a lease is for"}};
   info.make_server = [](const BackendOptions& options) -> std::unique_ptr<LockServer> {
     return std::make_unique<EtcdServer>(options);
   };

@@ -23,7 +23,8 @@ BackendInfo postgres_backend_info() {
   info.options = postgres_option_specs();
   // configure() appends to postgresql.conf in the data directory initdb made, and the
   // server's user follows the controller's: both assume the node sees the controller's files.
-  info.offers = {Capability::kServerClocksReachable};
+  // kill_sessions: pg_terminate_backend of every session a client node opened.
+  info.offers = {Capability::kServerClocksReachable, Capability::kKillsSessions};
   info.needs = {Capability::kSharesFiles};
   info.reasons = {
       {Capability::kSharesFiles, "its setup edits the data directory initdb made on the node from the controller"}};

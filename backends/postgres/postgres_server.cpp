@@ -263,20 +263,7 @@ void PostgresServer::setup(Runtime& runtime, const fs::path& nodes_dir) {
                        "next run makes a fresh one with initdb)");
   }
   for (const std::string& node : nodes()) {
-    const Endpoint& e = endpoint(node);
-    PgExecResult r;
-    const HostPort t = runtime.probe_target(node, e.address, e.port);
-    runtime.run_in(node, [&] {
-      PgConnectParams p;
-      p.host = t.address;
-      p.port = t.port;
-      p.application_name = "fencecheck-setup";
-      p.connect_timeout = p.command_timeout = milliseconds(10000);
-      r = PgConnection(std::move(p)).exec(lease_table_ddl());
-    });
-    if (r.status != PgExecResult::Status::kRows) {
-      throw HarnessError("postgres on node " + node + ": cannot create the lease table: " + r.error);
-    }
+    exec_on(node, "create the lease table", milliseconds(10000), milliseconds(10000), lease_table_ddl(), {});
   }
 }
 

@@ -89,6 +89,10 @@ class PostgresServer : public DaemonServer {
   void kill(const std::string& node, const Deadline& deadline) override;   // the postmaster and every child
   void pause(const std::string& node, const Deadline& deadline) override;  // the postmaster and every child
   void resume(const std::string& node, const Deadline& deadline) override;
+  // pg_terminate_backend of every session named after the client node (the lock clients'
+  // application_name); each backend exits, its advisory locks with it, within milliseconds
+  // of the return. By the deadline (half to connect, half for the statement).
+  int kill_sessions(const std::string& client, const Deadline& deadline) override;
   void teardown(const Deadline& deadline) noexcept override;
 
  protected:
@@ -104,6 +108,12 @@ class PostgresServer : public DaemonServer {
     std::filesystem::path dir;
   };
   const Endpoint& endpoint(const std::string& node) const;
+  // Runs one statement on node's server, from inside the node's network, as the superuser
+  // in a session of its own: at most connect + command. Throws HarnessError "cannot <what>"
+  // with the server's error unless it ran.
+  PgExecResult exec_on(const std::string& node, const std::string& what, std::chrono::milliseconds connect,
+                       std::chrono::milliseconds command, const std::string& sql,
+                       const std::vector<std::string>& params);
   Process* leader(const std::string& node);  // the spawned process; nullptr when stopped
   // argv run as the user postgres when we are root; unchanged otherwise.
   std::vector<std::string> as_postgres(std::vector<std::string> argv) const;

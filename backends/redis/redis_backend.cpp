@@ -15,6 +15,7 @@ BackendInfo redis_backend_info() {
   info.binaries = {{"redis-server", "redis-server"}};
   info.options = redis_server_option_specs();
   info.offers = {Capability::kServerClocksReachable};
+  info.reasons = {{Capability::kKillsSessions, "a lock is a key with an expiry, not bound to a connection"}};
   info.make_server = [](const BackendOptions& options) -> std::unique_ptr<LockServer> {
     return std::make_unique<RedisServer>(RedisServerOptions::from_options(options));
   };

@@ -61,6 +61,7 @@ BackendInfo redlock_backend_info() {
   info.binaries = {{"redis-server", "redis-server"}};
   info.options = redlock_option_specs();
   info.offers = {Capability::kServerClocksReachable};
+  info.reasons = {{Capability::kKillsSessions, "a lock is a key with an expiry on each master, not bound to a connection"}};
   info.make_server = [](const BackendOptions& options) -> std::unique_ptr<LockServer> {
     RedisServerOptions redis = RedisServerOptions::from_options({{"persistence", options.at("persistence")}});
     const std::string& n = options.at("n");

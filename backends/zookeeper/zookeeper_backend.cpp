@@ -24,6 +24,9 @@ BackendInfo zookeeper_backend_info() {
                    {"zkServer.sh", "zookeeper", {"/usr/share/zookeeper/bin"}}};
   info.options = zookeeper_option_specs();
   info.offers = {Capability::kNamesLeader, Capability::kServerClocksReachable};
+  info.reasons = {{Capability::kKillsSessions,
+                   "ZooKeeper ends a session on demand only through JMX's terminateSession, which fencecheck does "
+                   "not drive"}};
   info.make_server = [](const BackendOptions& options) -> std::unique_ptr<LockServer> {
     return std::make_unique<ZooKeeperServer>(ZooKeeperServerOptions::from_options(options));
   };

@@ -40,6 +40,27 @@ void ServerProcesses::launch(const std::string& node, const Deadline&) {
   server_.launch(node);
 }
 
+std::optional<int> ServerProcesses::kill_sessions(const std::string& client, const Deadline& deadline) {
+  // Every server's lock, in node order (no other action holds two), each by the deadline.
+  std::vector<std::unique_lock<std::mutex>> held;
+  for (const std::string& node : server_.nodes()) {
+    std::unique_lock lock(acting_.lock(node), std::try_to_lock);
+    while (!lock.owns_lock() && !deadline.expired()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      lock.try_lock();
+    }
+    if (!lock.owns_lock()) return std::nullopt;  // another fault's action outlasted the deadline
+    held.push_back(std::move(lock));
+  }
+  for (const std::string& node : server_.nodes()) {
+    if (!server_.running(node)) return std::nullopt;
+    for (Process* p : server_.processes(node)) {
+      if (p->paused()) return std::nullopt;  // it would not answer before the pause ends
+    }
+  }
+  return server_.kill_sessions(client, deadline);
+}
+
 void HistoryFaultLog::record(const std::string& f, const nlohmann::json& value,
                              std::optional<TimeSource::Instant> planned) {
   if (!planned) {

@@ -36,6 +36,9 @@ class RuntimeNet final : public Net {
 // at once never pause a node that is being killed and report it paused; actions on
 // different nodes run at once (a majority killed together). A lock is held only for those
 // actions (each by its deadline), never while waiting for a server to be ready.
+// kill_sessions holds every server's lock (waiting for them no longer than its deadline),
+// so that no pause, kill or stop of a server begins while it asks the servers; it runs on
+// the client's thread whose grant fired it and takes no lock the other clients' ops need.
 class ServerProcesses final : public NodeProcesses {
  public:
   ServerProcesses(LockServer& server, Runtime& runtime) : server_(server), runtime_(runtime) {}
@@ -49,6 +52,7 @@ class ServerProcesses final : public NodeProcesses {
     return server_.await_ready(node, deadline);
   }
   std::optional<std::string> leader() const override { return server_.leader(); }
+  std::optional<int> kill_sessions(const std::string& client, const Deadline& deadline) override;
   void freeze(const std::string& node, const Deadline& deadline) override { runtime_.freeze(node, deadline); }
   void thaw(const std::string& node, const Deadline& deadline) override { runtime_.thaw(node, deadline); }
 

@@ -12,9 +12,9 @@ namespace {
 
 using std::chrono::milliseconds;
 
-// The lines after which a family has nothing in force.
+// The lines after which a family has nothing in force (a kill-session is over once done).
 bool ends_fault(const std::string& f) {
-  static const std::set<std::string> kEnds = {"resume", "heal", "ready", "clock-reset"};
+  static const std::set<std::string> kEnds = {"resume", "heal", "ready", "clock-reset", "kill-session"};
   return kEnds.contains(f);
 }
 

@@ -1,7 +1,8 @@
 // The faults of a recorded run as `fencecheck shrink` counts and keeps them: a fault unit
 // is the nemesis lines of one family from its first line to the line that ends it (a
-// resume, a heal, the servers' ready, a clock reset) — a pause-holder is its arm, its pause
-// and its resume; a kill its kill, start and ready. A unit the run ended before it closed
+// resume, a heal, the servers' ready, a clock reset, a kill-session) — a pause-holder is its
+// arm, its pause and its resume; a kill its kill, start and ready; a kill-session its arm
+// and the line of the sessions it ended. A unit the run ended before it closed
 // stays one unit. Pure functions over values; thread-safe.
 #pragma once
 

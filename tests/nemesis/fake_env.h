@@ -2,7 +2,9 @@
 // ManualTime so that tests move time by hand and never sleep. Process actions are kept in
 // one ordered list as signals (pause = SIGSTOP, resume = SIGCONT, kill = SIGKILL, stop =
 // SIGTERM, launch = 0) so tests can assert what a nemesis did, in order; a killed or
-// stopped node is down (pause/kill/stop do nothing and return false) until launched. Thread-safe, because the schedule
+// stopped node is down (pause/kill/stop do nothing and return false) until launched. The
+// servers end a client's sessions (kill_sessions) as open_sessions() says; the clients
+// cannot, as the real ones. Thread-safe, because the schedule
 // may call it from its own thread while the test reads it.
 #pragma once
 
@@ -41,7 +43,7 @@ class FakeNemesisEnv {
 
  public:
   FakeNemesisEnv(std::vector<std::string> clients, std::vector<std::string> servers)
-      : clients_(*this, std::move(clients)), servers_(*this, std::move(servers)) {}
+      : clients_(*this, std::move(clients), false), servers_(*this, std::move(servers), true) {}
 
   std::vector<Signal> signals() const {
     std::lock_guard lock(mu_);
@@ -74,6 +76,21 @@ class FakeNemesisEnv {
   void failing_stop(const std::string& node) {
     std::lock_guard lock(mu_);
     failing_stop_.insert(node);
+  }
+  // The client node has n sessions open on the servers, which the next kill_sessions ends.
+  void open_sessions(const std::string& client, int n) {
+    std::lock_guard lock(mu_);
+    sessions_[client] = n;
+  }
+  // The servers' kill_sessions throws from now on (a server that refuses or does not answer).
+  void failing_kill_sessions() {
+    std::lock_guard lock(mu_);
+    failing_kill_sessions_ = true;
+  }
+  // The clients whose sessions kill_sessions was asked to end, in order.
+  std::vector<std::string> sessions_killed() const {
+    std::lock_guard lock(mu_);
+    return sessions_killed_;
   }
   // What arm_pause_inside() last armed on the clients (0: nothing).
   std::chrono::milliseconds armed_inside() const {
@@ -118,7 +135,8 @@ class FakeNemesisEnv {
 
   class Processes final : public NodeProcesses {
    public:
-    Processes(FakeNemesisEnv& env, std::vector<std::string> nodes) : env_(env), nodes_(std::move(nodes)) {}
+    Processes(FakeNemesisEnv& env, std::vector<std::string> nodes, bool servers)
+        : env_(env), nodes_(std::move(nodes)), servers_(servers) {}
     std::vector<std::string> nodes() const override { return nodes_; }
     // A node is down between a kill or stop and its launch; actions on it then do nothing.
     bool pause(const std::string& node, const Deadline&) override {
@@ -137,6 +155,17 @@ class FakeNemesisEnv {
     void arm_pause_inside(std::chrono::milliseconds ms) override {
       std::lock_guard lock(env_.mu_);
       env_.armed_inside_ = ms;
+    }
+    // Servers only: nullopt while one of them is down.
+    std::optional<int> kill_sessions(const std::string& client, const Deadline& d) override {
+      if (!servers_) return NodeProcesses::kill_sessions(client, d);  // throws, as the real clients'
+      std::lock_guard lock(env_.mu_);
+      env_.sessions_killed_.push_back(client);
+      if (env_.failing_kill_sessions_) throw HarnessError("the server did not answer (a test's failure)");
+      for (const auto& node : nodes_) {
+        if (env_.down_.contains(node)) return std::nullopt;
+      }
+      return std::exchange(env_.sessions_[client], 0);
     }
     bool kill(const std::string& node, const Deadline&) override {
       if (!act(node, SIGKILL)) return false;
@@ -181,6 +210,7 @@ class FakeNemesisEnv {
     }
     FakeNemesisEnv& env_;
     std::vector<std::string> nodes_;
+    bool servers_;
   };
   class FakeNet final : public Net {
    public:
@@ -233,6 +263,9 @@ class FakeNemesisEnv {
   std::set<std::string> failing_stop_;
   std::function<void(const std::string&)> on_pause_;
   std::chrono::milliseconds armed_inside_{0};
+  std::map<std::string, int> sessions_;  // client → sessions open on the servers
+  std::vector<std::string> sessions_killed_;
+  bool failing_kill_sessions_ = false;
   Processes clients_, servers_;
   FakeNet net_{*this};
   FakeClocks clocks_;

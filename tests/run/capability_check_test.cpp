@@ -212,6 +212,32 @@ TEST(CapabilityCheck, SaysWhatIsMissingAndWhoOffersItInOneSentence) {
             "the adapters): use --runtime external, local or netns");
 }
 
+// kill-session needs a backend whose server can end a client's sessions: refused for redis
+// (its locks are keys with an expiry) in one sentence naming the capability and who offers
+// it, accepted for postgres; and a runtime that runs the servers it would ask.
+TEST(CapabilityCheck, KillSessionNeedsABackendThatEndsSessions) {
+  const FaultInfo& kill_session = *find_fault("kill-session");
+  auto check = [&](const char* runtime, const char* backend) {
+    return missing_capability(fault_needs(kill_session, false),
+                              {find_runtime(runtime), find_backend(backend), std::string(kNativeClient)})
+        .value_or("(accepted)");
+  };
+  EXPECT_EQ(check("netns", "redis"),
+            "fault \"kill-session\" needs a backend that ends a client's sessions on its servers (its session-bound "
+            "locks with them), which --backend redis cannot (a lock is a key with an expiry, not bound to a "
+            "connection): use --backend postgres");
+  EXPECT_EQ(check("netns", "postgres"), "(accepted)");
+  EXPECT_EQ(check("docker", "postgres"), "(accepted)");
+  for (const char* backend : {"redlock", "zookeeper", "etcd"}) {
+    const std::string refused = check("netns", backend);
+    EXPECT_NE(refused.find(std::string("--backend ") + backend + " cannot ("), std::string::npos)
+        << "each backend without sessions to end says why: " << refused;
+  }
+  EXPECT_EQ(check("external", "postgres"),
+            "fault \"kill-session\" needs a runtime that runs the backend's servers, which --runtime external cannot "
+            "(you run them; it drives the clients only): use --runtime docker, local, netns or ssh");
+}
+
 // A fault that is only a row (no code in the check) is checked from its needs alone: a new
 // fault needing capabilities that exist is its registry row plus its family's code.
 TEST(CapabilityCheck, ANewFaultIsCheckedFromItsRowAlone) {

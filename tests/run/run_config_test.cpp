@@ -169,6 +169,10 @@ TEST(RunConfigProblem, EveryBadOptionIsNamed) {
       {"client docker", [](RunConfig& c) { c.opts.set("client", "redis-py"); c.runtime = "docker"; },
        "--client redis-py needs a runtime that has the lock libraries' interpreters (Node, Java, Python) and "
        "adapter files on its nodes, which --runtime docker cannot"},
+      {"kill-session on redis", [](RunConfig& c) { c.nemesis = {"kill-session"}; },
+       "fault \"kill-session\" needs a backend that ends a client's sessions on its servers (its session-bound "
+       "locks with them), which --backend redis cannot (a lock is a key with an expiry, not bound to a "
+       "connection): use --backend postgres"},
       {"pause inside native", [](RunConfig& c) { c.nemesis = {"pause-after-send"}; },
        "fault \"pause-after-send\" needs a client that pauses inside its lock library right after it sent the "
        "lock commands, which --client native cannot: use --client node-redlock or node-redlock-5"},
@@ -228,6 +232,23 @@ TEST(RunConfigProblem, EveryBadOptionIsNamed) {
     ASSERT_TRUE(problem.has_value()) << bad.what << " was accepted";
     EXPECT_NE(problem->find(bad.expected), std::string::npos) << bad.what << ": " << *problem;
   }
+}
+
+// The backend that can end its clients' sessions takes kill-session (what the machine has
+// installed aside: input_problem).
+TEST(RunConfigProblem, KillSessionIsAcceptedOnPostgres) {
+  RunConfig c;
+  c.runtime = "local";
+  c.backend = "postgres";
+  c.backend_opts = {"lock=advisory"};
+  c.nemesis = {"kill-session"};
+  c.resolve();
+  EXPECT_EQ(c.input_problem(), std::nullopt);
+  c.backend = "zookeeper";
+  c.backend_opts = {};
+  c.resolve();
+  ASSERT_TRUE(c.input_problem().has_value());
+  EXPECT_NE(c.input_problem()->find("--backend zookeeper cannot"), std::string::npos) << *c.input_problem();
 }
 
 TEST(RunConfigProblem, NonFiniteTimeLimitIsRefused) {

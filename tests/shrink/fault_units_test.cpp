@@ -46,6 +46,18 @@ TEST(FaultUnits, AUnitRunsFromAFamilysFirstLineToTheLineThatEndsIt) {
   EXPECT_EQ(units[0].describe(), "pause-holder at 1.0 s: arm, pause c3, resume c3");
 }
 
+TEST(FaultUnits, AKillSessionIsOneUnitPerArming) {
+  std::vector<FaultUnit> units = group_fault_units({
+      line(1000, "arm", {{"fault", "kill-session"}}),
+      line(1300, "kill-session", {{"fault", "kill-session"}, {"targets", {"c2"}}, {"sessions", 1}}),
+      line(4000, "arm", {{"fault", "kill-session"}}),
+      line(4100, "kill-session", {{"fault", "kill-session"}, {"targets", {"c4"}}, {"sessions", 1}}),
+  });
+  ASSERT_EQ(units.size(), 2u) << "the kill ends what its arming began";
+  EXPECT_EQ(units[0].family, "session");
+  EXPECT_EQ(units[1].describe(), "kill-session at 4.0 s: arm, kill-session c4");
+}
+
 TEST(FaultUnits, APlanOfKeptUnitsMovesThemToTheLeadInAndReadsBackAsAPlan) {
   std::vector<FaultUnit> units = group_fault_units(recorded());
   nlohmann::json plan = plan_of_units(units, {2, 3}, milliseconds(1000));

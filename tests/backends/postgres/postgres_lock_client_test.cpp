@@ -1,6 +1,7 @@
 // The postgres lock clients against a real server under each runtime: both lock kinds'
 // grants and refusals, lease tokens that only go up, lease expiry on the server's clock, and
-// an advisory lock freed behind its holder's back when idle_session_timeout ends the session.
+// an advisory lock freed behind its holder's back when idle_session_timeout ends the session
+// or the server kills it (kill_sessions).
 #include "backends/postgres/postgres_lock_client.h"
 
 #include <gtest/gtest.h>
@@ -120,6 +121,39 @@ TEST_P(PostgresClientTest, IdleSessionTimeoutFreesAnAdvisoryLockBehindItsHolder)
   EXPECT_EQ(late.error.rfind("not held: the session that took it has ended", 0), 0u) << late.error;
   LockResult reconnected = from("c1", [&] { return a->acquire("other", 30s); });
   EXPECT_EQ(reconnected.outcome, Outcome::kOk) << "a reconnects lazily: " << reconnected.error;
+}
+
+// kill-session's mechanism: the server ends the holder's session (kill_sessions, as an
+// operator's pg_terminate_backend) and its advisory lock is free within milliseconds; the
+// holder finds out only at its next statement.
+TEST_P(PostgresClientTest, KilledSessionFreesAnAdvisoryLockBehindItsHolder) {
+  start_server({"lock=advisory"});
+  auto a = client("c1");
+  auto b = client("c2");
+  LockResult g = from("c1", [&] { return a->acquire("k", 30s); });
+  ASSERT_EQ(g.outcome, Outcome::kOk) << g.error;
+  ASSERT_EQ(from("c2", [&] { return b->acquire("k", 30s); }).outcome, Outcome::kFail) << "c1 holds it";
+  auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(server_->kill_sessions("c1", test_deadline()), 1) << "c1's one session; c2's stays";
+  Millis killed_in = since(t0);
+  LockResult taken;
+  runtime_->run_in("c2", [&] {
+    while (since(t0) < 2s) {
+      taken = b->acquire("k", 30s);
+      if (taken.outcome == Outcome::kOk) break;
+      std::this_thread::sleep_for(2ms);
+    }
+  });
+  Millis freed_after = since(t0);
+  ASSERT_EQ(taken.outcome, Outcome::kOk) << "c2's own session survived the kill: " << taken.error;
+  std::cout << "[ measured ] kill_sessions took " << killed_in.count() << " ms; the lock was c2's "
+            << freed_after.count() << " ms after it began, under " << GetParam() << "\n";
+  EXPECT_LT(freed_after, 1000ms);
+  LockResult late = from("c1", [&] { return a->release(*g.grant); });
+  EXPECT_EQ(late.outcome, Outcome::kFail);
+  EXPECT_EQ(late.error.rfind("not held: the session that took it has ended", 0), 0u) << late.error;
+  EXPECT_EQ(server_->kill_sessions("c3", test_deadline()), 0) << "c3 never connected";
+  EXPECT_EQ(server_->kill_sessions("c1", test_deadline()), 1) << "c1 reconnected for its release";
 }
 
 TEST_P(PostgresClientTest, NoServerIsADefiniteFailNothingSent) {
