@@ -69,6 +69,15 @@ struct LockResult {
   std::chrono::milliseconds paused_after_send{0};
 };
 
+// The results of the outcome rule above, as every lock client returns them.
+namespace lock_result {
+inline LockResult fail(std::string error, bool not_sent = false) {
+  return {Outcome::kFail, std::nullopt, std::move(error), not_sent};
+}
+inline LockResult unknown(std::string error) { return {Outcome::kUnknown, std::nullopt, std::move(error), false}; }
+inline LockResult ok(std::optional<Grant> grant = std::nullopt) { return {Outcome::kOk, std::move(grant), "", false}; }
+}  // namespace lock_result
+
 // What a lock library tells on its own, outside any reply (adapters/PROTOCOL.md, "Events").
 struct LibraryNotice {
   enum class Kind {

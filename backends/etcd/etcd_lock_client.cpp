@@ -13,10 +13,8 @@ namespace {
 using std::chrono::milliseconds;
 using Clock = std::chrono::steady_clock;
 
-LockResult fail(std::string error, bool not_sent = false) {
-  return {Outcome::kFail, std::nullopt, std::move(error), not_sent};
-}
-LockResult unknown(std::string error) { return {Outcome::kUnknown, std::nullopt, std::move(error), false}; }
+using lock_result::fail;
+using lock_result::unknown;
 
 // A call that got no answer: what it means for the op.
 LockResult unanswered(const EtcdStatus& s, const std::string& what) {

@@ -24,7 +24,8 @@ BackendInfo mariadb_backend_info() {
   info.binaries = {{"mariadbd", "mariadb-server"}, {"mariadb-install-db", "mariadb-server"}, {"rsync", "rsync"}};
   info.options = mariadb_option_specs();
   // mariadbd reads the time through libc (NOW(6) is its clock_gettime), which libfcclock reaches.
-  info.offers = {Capability::kServerClocksReachable};
+  // kill-session: every client session registers itself, and the server KILLs the holder's.
+  info.offers = {Capability::kServerClocksReachable, Capability::kKillsSessions};
   info.make_server = [](const BackendOptions& options) -> std::unique_ptr<LockServer> {
     return std::make_unique<MariadbServer>(options);
   };

@@ -16,11 +16,9 @@ namespace {
 using MariadbStatus = MariadbResult::Status;
 constexpr const char* kWhat = "mariadb client config";
 
-LockResult fail(std::string error, bool not_sent = false) {
-  return {Outcome::kFail, std::nullopt, std::move(error), not_sent};
-}
-LockResult unknown(std::string error) { return {Outcome::kUnknown, std::nullopt, std::move(error), false}; }
-LockResult ok(std::optional<Grant> grant = std::nullopt) { return {Outcome::kOk, std::move(grant), "", false}; }
+using lock_result::fail;
+using lock_result::unknown;
+using lock_result::ok;
 
 // The outcome of a single autocommit statement that did not run to an answer; nullopt when
 // it did (kOk).

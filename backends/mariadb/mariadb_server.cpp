@@ -314,6 +314,9 @@ int MariadbServer::kill_sessions(const std::string& client, const Deadline& dead
       p.port = t.port;
       p.connect_timeout = p.command_timeout = std::max(milliseconds(1), std::min(kProbeTimeout, deadline.left()));
       MariadbConnection conn(std::move(p));
+      // A node cut from the primary component refuses reads unless they may be dirty; the
+      // registrations it holds are its own sessions' anyway.
+      if (settings_.galera) conn.exec("SET SESSION wsrep_dirty_reads = ON");
       n = kill_client_sessions(conn, client, &error);
     });
     if (n < 0) {

@@ -97,9 +97,11 @@ class MariadbServer : public DaemonServer {
   nlohmann::json client_config() const override;
   // Stops every server, then removes their data directories (the logs stay).
   void teardown(const Deadline& deadline) noexcept override;
-  // Ends the sessions `client` registered on the running servers; returns how many.
-  // Throws HarnessError when no running server could be asked.
-  int kill_sessions(const std::string& client, const Deadline& deadline);
+  // Ends the sessions `client` registered on the running servers (KILL CONNECTION on each
+  // server: a client's sessions are on its own node's); returns how many. A Galera node
+  // outside the primary component is asked too (its table is read dirty). Throws
+  // HarnessError when no running server could be asked by the deadline.
+  int kill_sessions(const std::string& client, const Deadline& deadline) override;
 
  protected:
   void configure(Runtime& runtime, const std::string& node, const std::filesystem::path& dir) override;

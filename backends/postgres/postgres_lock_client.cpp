@@ -27,11 +27,9 @@ RETURNING token)sql";
 constexpr const char* kAdvisoryAcquire = "SELECT pg_try_advisory_lock(hashtext($1))";
 constexpr const char* kAdvisoryRelease = "SELECT pg_advisory_unlock(hashtext($1))";
 
-LockResult fail(std::string error) { return {Outcome::kFail, std::nullopt, std::move(error), false}; }
-LockResult unknown(std::string error) {
-  return {Outcome::kUnknown, std::nullopt, std::move(error), false};
-}
-LockResult ok(std::optional<Grant> grant = std::nullopt) { return {Outcome::kOk, std::move(grant), "", false}; }
+using lock_result::fail;
+using lock_result::unknown;
+using lock_result::ok;
 
 // The outcome of a statement that produced no rows to read; nullopt when it has rows.
 std::optional<LockResult> transport_outcome(const PgExecResult& r) {

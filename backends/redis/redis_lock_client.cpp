@@ -16,10 +16,8 @@ return false
 
 namespace {
 
-LockResult fail(std::string error) { return {Outcome::kFail, std::nullopt, std::move(error), false}; }
-LockResult unknown(std::string error) {
-  return {Outcome::kUnknown, std::nullopt, std::move(error), false};
-}
+using lock_result::fail;
+using lock_result::unknown;
 
 // Maps a command that produced no usable reply to an outcome; nullopt when it has a reply
 // that is not an error, for the caller to interpret.

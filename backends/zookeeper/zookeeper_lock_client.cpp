@@ -22,10 +22,8 @@ using Reply = ZkSession::Reply;
 using State = ZkSession::State;
 using ZkStatus = Reply::Status;
 
-LockResult fail(std::string error, bool not_sent = false) {
-  return {Outcome::kFail, std::nullopt, std::move(error), not_sent};
-}
-LockResult unknown(std::string error) { return {Outcome::kUnknown, std::nullopt, std::move(error), false}; }
+using lock_result::fail;
+using lock_result::unknown;
 
 // Answers after which the request may or may not have been applied, or was dropped
 // unapplied with the connection: the session has to settle before anything is known.

@@ -72,6 +72,19 @@ std::vector<Scenario> make_database_scenarios() {
                  {"--nemesis", "pause-holder", "--pause-ms", "3000", "--nemesis-interval", "1000", "--hold-ms",
                   "1000", "--resource", "fenced", "--time-limit", "15"}),
        {{"exclusion", I}, {"tokens", V}, {"resource", V}}, {kOverstayed}},
+      {"D6-kill", "MariaDB GET_LOCK, the holder's session killed by the server, unfenced resource",
+       "a named lock is \"released when the connection terminates (either normally or abnormally)\" "
+       "(MariaDB KB): a KILL, a proxy's reconnect or a restart frees it while its holder goes on "
+       "writing; nothing tells the holder until its next statement",
+       join_args(kMariadb, {"--backend-opt", "lock=named", "--nemesis", "kill-session", "--nemesis-interval", "1000",
+                            "--time-limit", "15"}),
+       {{"exclusion", I}, {"resource", I}}, {kSessionLost}},
+      {"D6-kill-lease", "MariaDB conditional lease, the holder's session killed by the server",
+       "a lease row does not belong to a session: a killed session costs its client a reconnect, "
+       "never the lease",
+       join_args(join_args(kMariadb, lease("conditional")),
+                 {"--nemesis", "kill-session", "--nemesis-interval", "1000", "--time-limit", "15"}),
+       {{"exclusion", V}, {"tokens", V}, {"resource", V}}},
   };
 }
 

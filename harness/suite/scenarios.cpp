@@ -212,13 +212,13 @@ std::optional<std::string> scenario_problem(const Scenario& s) {
 const std::vector<ScenarioTable>& scenario_tables() {
   static const std::vector<ScenarioTable> tables = {
       {"kleppmann", "Kleppmann's scenarios K1–K9, each --repeat times, against the verdicts the argument predicts",
-       kleppmann_scenarios},
+       "the article's scenarios, reproduced", kleppmann_scenarios},
       {"libraries", "each lock library's adapter under the faults that matter for it, against what its bug "
                     "reports predict",
-       library_scenarios},
+       "lock libraries against their promises", library_scenarios},
       {"databases", "locks in a database teams already run (MariaDB named locks and lease tables, one server and "
                     "Galera), against what the server's behaviour predicts",
-       database_scenarios},
+       "locks in databases against their servers' behaviour", database_scenarios},
   };
   return tables;
 }

@@ -70,6 +70,7 @@ const std::vector<Scenario>& database_scenarios();
 struct ScenarioTable {
   std::string name;         // "kleppmann": the subcommand
   std::string description;  // its help
+  std::string title;        // what its suite.md and suite.html are headed with, after its name
   const std::vector<Scenario>& (*rows)();
 };
 const std::vector<ScenarioTable>& scenario_tables();

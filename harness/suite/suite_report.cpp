@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 
+#include "harness/suite/scenarios.h"
 #include "harness/suite/suite_summary.h"
 #include "platform/atomic_file.h"
 #include "platform/json_text.h"
@@ -144,8 +145,9 @@ Cells cells_of(const SuiteRow& row) {
 }
 
 std::string title_of(const std::string& kind) {
-  if (kind == "kleppmann") return "fencecheck suite kleppmann: the article's scenarios, reproduced";
-  if (kind == "libraries") return "fencecheck suite libraries: lock libraries against their promises";
+  for (const ScenarioTable& table : scenario_tables()) {
+    if (table.name == kind) return "fencecheck suite " + table.name + ": " + table.title;
+  }
   return "fencecheck suite matrix: backends × faults";
 }
 

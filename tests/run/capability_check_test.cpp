@@ -190,7 +190,7 @@ TEST(CapabilityCheck, SaysWhatIsMissingAndWhoOffersItInOneSentence) {
   EXPECT_EQ(fault("clock-bump", "netns", "etcd", "native", false),
             "fault \"clock-bump\" needs a backend that lets the clock library reach its servers' wall clocks, which "
             "--backend etcd cannot (etcd is a static Go binary that reads the time through the vDSO, where "
-            "libfcclock's LD_PRELOAD cannot reach): use --backend postgres, redis, redlock or zookeeper, or "
+            "libfcclock's LD_PRELOAD cannot reach): use --backend mariadb, postgres, redis, redlock or zookeeper, or "
             "--nemesis-targets clients to aim it at the clients instead");
   EXPECT_EQ(fault("clock-bump", "netns", "etcd", "native", true), "(accepted)");
   EXPECT_EQ(fault("kill-server", "external", "redis", "native", false),
@@ -225,8 +225,9 @@ TEST(CapabilityCheck, KillSessionNeedsABackendThatEndsSessions) {
   EXPECT_EQ(check("netns", "redis"),
             "fault \"kill-session\" needs a backend that ends a client's sessions on its servers (its session-bound "
             "locks with them), which --backend redis cannot (a lock is a key with an expiry, not bound to a "
-            "connection): use --backend postgres");
+            "connection): use --backend mariadb or postgres");
   EXPECT_EQ(check("netns", "postgres"), "(accepted)");
+  EXPECT_EQ(check("netns", "mariadb"), "(accepted)");
   EXPECT_EQ(check("docker", "postgres"), "(accepted)");
   for (const char* backend : {"redlock", "zookeeper", "etcd"}) {
     const std::string refused = check("netns", backend);

@@ -172,7 +172,7 @@ TEST(RunConfigProblem, EveryBadOptionIsNamed) {
       {"kill-session on redis", [](RunConfig& c) { c.nemesis = {"kill-session"}; },
        "fault \"kill-session\" needs a backend that ends a client's sessions on its servers (its session-bound "
        "locks with them), which --backend redis cannot (a lock is a key with an expiry, not bound to a "
-       "connection): use --backend postgres"},
+       "connection): use --backend mariadb or postgres"},
       {"pause inside native", [](RunConfig& c) { c.nemesis = {"pause-after-send"}; },
        "fault \"pause-after-send\" needs a client that pauses inside its lock library right after it sent the "
        "lock commands, which --client native cannot: use --client node-redlock or node-redlock-5"},
