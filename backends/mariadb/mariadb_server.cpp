@@ -202,8 +202,10 @@ void MariadbServer::make_data_dir(Runtime& runtime, const std::string& node, con
   // root may connect from any address of the run's network, not only from localhost: the
   // clients and the controller's probes come from other nodes. Grants cannot be given in
   // bootstrap mode, so root@localhost's row is copied.
-  std::vector<std::string> grant = {"sh", "-c", "sql=\"$1\"; shift; printf '%s\\n' \"$sql\" | \"$@\"", "sh", kRootFromAnywhere,
-           mariadbd_, "--no-defaults", "--bootstrap", flag("datadir", data.string()), kRedoLogSize};
+  std::vector<std::string> grant = {"sh",      "-c",          "sql=\"$1\"; shift; printf '%s\\n' \"$sql\" | \"$@\"",
+                                    "sh",      kRootFromAnywhere, mariadbd_,
+                                    "--no-defaults", "--bootstrap", flag("datadir", data.string()),
+                                    kRedoLogSize};
   if (as_root_) grant.push_back("--user=mysql");
   runtime.run_to_end({node, "mariadbd --bootstrap", grant, {}, log, {}, {}}, std::chrono::seconds(60));
   if (!kept.empty()) keep_for_later_runs(runtime, node, data, kept, log);
