@@ -79,11 +79,12 @@ std::vector<Scenario> make_database_scenarios() {
        join_args(kMariadb, {"--backend-opt", "lock=named", "--nemesis", "kill-session", "--nemesis-interval", "1000",
                             "--time-limit", "15"}),
        {{"exclusion", I}, {"resource", I}}, {kSessionLost}},
-      {"D6-kill-lease", "MariaDB conditional lease, the holder's session killed by the server",
+      {"D6-kill-lease", "MariaDB conditional lease, the holder's session killed by the server, and partitions",
        "a lease row does not belong to a session: a killed session costs its client a reconnect, "
        "never the lease",
        join_args(join_args(kMariadb, lease("conditional")),
-                 {"--nemesis", "kill-session", "--nemesis-interval", "1000", "--time-limit", "15"}),
+                 {"--nemesis", "kill-session,partition-halves,partition-one", "--nemesis-interval", "1000",
+                  "--resource", "fenced", "--time-limit", "15"}),
        {{"exclusion", V}, {"tokens", V}, {"resource", V}}},
   };
 }
