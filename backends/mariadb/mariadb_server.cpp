@@ -81,6 +81,10 @@ std::vector<std::string> mariadb_command_line(const MariadbPaths& paths, const M
       // and never the system's /run/mysqld, which another server may use.
       "--socket=mariadbd.sock",
       flag("pid-file", (paths.data_dir / "mariadbd.pid").string()),
+      // Its internal temporary tables' files are named by its pid, which is 1 for every
+      // server in its own PID namespace: in a shared /tmp, one server's deleted another's
+      // ("Error on delete of '/tmp/#sql-temptable-1-a-0.MAI'", a CI run with two at once).
+      flag("tmpdir", paths.data_dir.string()),
       flag("server-id", std::to_string(server_id)),
       "--skip-name-resolve",
       kRedoLogSize,
