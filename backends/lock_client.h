@@ -16,8 +16,10 @@
 
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <functional>
 #include <optional>
+#include <random>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -77,6 +79,24 @@ inline LockResult fail(std::string error, bool not_sent = false) {
 inline LockResult unknown(std::string error) { return {Outcome::kUnknown, std::nullopt, std::move(error), false}; }
 inline LockResult ok(std::optional<Grant> grant = std::nullopt) { return {Outcome::kOk, std::move(grant), "", false}; }
 }  // namespace lock_result
+
+// The owner values one client's grants carry (Grant::owner): its name, a sequence number
+// and 64 random bits, "c1:7:00f3…", unique across clients, grants and restarted workers.
+// Not thread-safe (one per lock client).
+class GrantOwners {
+ public:
+  explicit GrantOwners(std::string client_name) : client_name_(std::move(client_name)), rng_(std::random_device{}()) {}
+  std::string next() {
+    char random[17];
+    std::snprintf(random, sizeof random, "%016llx", static_cast<unsigned long long>(rng_()));
+    return client_name_ + ":" + std::to_string(++grants_) + ":" + random;
+  }
+
+ private:
+  std::string client_name_;
+  std::uint64_t grants_ = 0;
+  std::mt19937_64 rng_;
+};
 
 // What a lock library tells on its own, outside any reply (adapters/PROTOCOL.md, "Events").
 struct LibraryNotice {

@@ -158,14 +158,7 @@ MariadbConnectParams MariadbClientConfig::connect_params(const std::string& clie
 MariadbLockClient::MariadbLockClient(const MariadbClientConfig& config, std::string client_name)
     : conn_(config.connect_params(client_name)),
       command_timeout_(config.command_timeout),
-      client_name_(std::move(client_name)),
-      rng_(std::random_device{}()) {}
-
-std::string MariadbLockClient::new_owner() {
-  char random[17];
-  std::snprintf(random, sizeof random, "%016llx", static_cast<unsigned long long>(rng_()));
-  return client_name_ + ":" + std::to_string(++grants_) + ":" + random;
-}
+      owners_(std::move(client_name)) {}
 
 // ---- lock=named ------------------------------------------------------------------------
 
@@ -182,7 +175,7 @@ LockResult MariadbNamedLockClient::acquire(const std::string& key, std::chrono::
   forget_ended_sessions();
   if (held_.count(key))
     return mariadb_lc::fail("already held by this client: GET_LOCK is re-entrant, fencecheck's locks are not");
-  std::string owner = new_owner();
+  std::string owner = owners_.next();
   MariadbResult r = conn_.exec("SELECT GET_LOCK(" + conn_.quote(key) + ", 0)",
                                MariadbConnection::Clock::now() + command_timeout_, /*may_reconnect=*/false);
   if (auto outcome = mariadb_lc::transport_outcome(r)) return *outcome;
@@ -229,8 +222,8 @@ LockResult MariadbLeaseLockClient::acquire(const std::string& key, std::chrono::
   // One deadline for all the acquire's statements: it returns within the connect and
   // command timeouts, however many round trips it takes.
   const auto deadline = Clock::now() + command_timeout_;
-  if (mode_ == MariadbLeaseMode::kConditional) return acquire_conditional(key, ttl, new_owner(), deadline);
-  return acquire_in_transaction(key, ttl, new_owner(), deadline);
+  if (mode_ == MariadbLeaseMode::kConditional) return acquire_conditional(key, ttl, owners_.next(), deadline);
+  return acquire_in_transaction(key, ttl, owners_.next(), deadline);
 }
 
 LockResult MariadbLeaseLockClient::acquire_conditional(const std::string& key, std::chrono::milliseconds ttl,

@@ -88,14 +88,9 @@ class MariadbLockClient : public LockClient {
   MariadbLockClient(const MariadbClientConfig& config, std::string client_name);
 
  protected:
-  std::string new_owner();  // unique per grant: client, sequence number, random
   MariadbConnection conn_;
   std::chrono::milliseconds command_timeout_;
-
- private:
-  std::string client_name_;
-  std::uint64_t grants_ = 0;
-  std::mt19937_64 rng_;
+  GrantOwners owners_;  // every grant's owner value
 };
 
 class MariadbNamedLockClient final : public MariadbLockClient {

@@ -139,18 +139,11 @@ PgConnectParams PostgresClientConfig::connect_params(const std::string& client_n
 
 PostgresLockClient::PostgresLockClient(const PostgresClientConfig& config, std::string client_name)
     : conn_(config.connect_params(client_name)),
-      client_name_(std::move(client_name)),
-      rng_(std::random_device{}()) {}
-
-std::string PostgresLockClient::new_owner() {
-  char random[17];
-  std::snprintf(random, sizeof random, "%016llx", static_cast<unsigned long long>(rng_()));
-  return client_name_ + ":" + std::to_string(++grants_) + ":" + random;
-}
+      owners_(std::move(client_name)) {}
 
 LockResult LeaseLockClient::acquire(const std::string& key, std::chrono::milliseconds ttl) {
   if (ttl.count() <= 0) return fail("ttl must be positive, got " + std::to_string(ttl.count()));
-  std::string owner = new_owner();
+  std::string owner = owners_.next();
   PgExecResult r = conn_.exec(kLeaseAcquire, {owner, key, std::to_string(ttl.count())});
   if (auto outcome = transport_outcome(r)) return *outcome;
   if (r.rows() == 0) return fail("lock held by another client");
@@ -185,7 +178,7 @@ LockResult AdvisoryLockClient::acquire(const std::string& key, std::chrono::mill
   if (held_.count(key)) {
     return fail("already held by this client: advisory locks are re-entrant, fencecheck's are not");
   }
-  std::string owner = new_owner();
+  std::string owner = owners_.next();
   PgExecResult r = conn_.exec(kAdvisoryAcquire, {key});
   if (auto outcome = transport_outcome(r)) return *outcome;
   if (r.value() != "t") return fail("lock held by another session");

@@ -73,13 +73,8 @@ class PostgresLockClient : public LockClient {
   PostgresLockClient(const PostgresClientConfig& config, std::string client_name);
 
  protected:
-  std::string new_owner();  // unique per grant: client, sequence number, random
   PgConnection conn_;
-
- private:
-  std::string client_name_;
-  std::uint64_t grants_ = 0;
-  std::mt19937_64 rng_;
+  GrantOwners owners_;  // every grant's owner value
 };
 
 class LeaseLockClient final : public PostgresLockClient {

@@ -72,20 +72,13 @@ nlohmann::json RedisClientConfig::to_json() const {
 
 RedisLockClient::RedisLockClient(const RedisClientConfig& config, std::string client_name)
     : conn_(config.host, config.port, config.connect_timeout, config.command_timeout),
-      client_name_(std::move(client_name)),
-      rng_(std::random_device{}()) {}
+      owners_(std::move(client_name)) {}
 
 std::string RedisLockClient::fence_key(const std::string& key) { return "fence:" + key; }
 
-std::string RedisLockClient::new_owner() {
-  char random[17];
-  std::snprintf(random, sizeof random, "%016llx", static_cast<unsigned long long>(rng_()));
-  return client_name_ + ":" + std::to_string(++grants_) + ":" + random;
-}
-
 LockResult RedisLockClient::acquire(const std::string& key, std::chrono::milliseconds ttl) {
   if (ttl.count() <= 0) return fail("ttl must be positive, got " + std::to_string(ttl.count()));
-  std::string owner = new_owner();
+  std::string owner = owners_.next();
   RedisCommandResult r = conn_.command({"EVAL", kRedisAcquireScript, "2", key, fence_key(key), owner,
                                         std::to_string(ttl.count())});
   if (auto outcome = transport_outcome(r)) return *outcome;

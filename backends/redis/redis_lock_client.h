@@ -55,12 +55,8 @@ class RedisLockClient : public LockClient {
   static std::string fence_key(const std::string& key);
 
  private:
-  std::string new_owner();
-
   RedisConnection conn_;
-  std::string client_name_;
-  std::uint64_t grants_ = 0;
-  std::mt19937_64 rng_;
+  GrantOwners owners_;
 };
 
 }  // namespace fencecheck
