@@ -101,7 +101,8 @@ bool AdapterLockClient::start(Clock::time_point deadline, bool first) {
       {"type", "init"},
       {"node_id", settings_.node},
       {"backend", {{"kind", settings_.backend}, {"endpoints", settings_.endpoints}, {"config", settings_.client_config}}},
-      {"lock", {{"ttl_ms", settings_.ttl.count()}, {"acquire_timeout_ms", settings_.acquire_timeout.count()}}}};
+      {"lock", {{"ttl_ms", settings_.ttl.count()}, {"acquire_timeout_ms", settings_.acquire_timeout.count()}}},
+      {"options", settings_.options}};
   Reply r = call(init, deadline);
   if (!r.answered) {
     if (!first) return false;  // call() stopped it

@@ -74,6 +74,8 @@ struct AdapterSettings {
   std::chrono::milliseconds ttl{1000};             // the run's lease (init's lock.ttl_ms)
   std::chrono::milliseconds acquire_timeout{500};  // how long an acquire may wait for a held lock
   std::chrono::milliseconds init_timeout{10000};
+  // The adapter's own options (--client-opt, resolved): init's `options`, a JSON object.
+  nlohmann::json options = nlohmann::json::object();
 };
 
 class AdapterLockClient final : public LockClient {

@@ -68,6 +68,42 @@ const std::vector<AdapterInfo>& adapter_registry() {
        .interpreter = kPython,
        .installed_marker = "/usr/lib/python3/dist-packages/redis/lock.py",
        .install_hint = "apt-get install python3-redis (or run scripts/setup.sh)"},
+      {.name = "kazoo",
+       .library = "kazoo",
+       .version = "2.8.0",
+       .language = "python",
+       .backends = {"zookeeper"},
+       .promise = "Lock: a ZooKeeper lock recipe; a connection listener is told SUSPENDED and LOST, and on "
+                  "LOST locks \"will need to be re-acquired\"",
+       .interpreter = kPython,
+       .installed_marker = "/usr/lib/python3/dist-packages/kazoo/recipe/lock.py",
+       .install_hint = "apt-get install python3-kazoo (or run scripts/setup.sh)",
+       .offers = {},
+       .needs = {Capability::kRunsAdapters},
+       .options = {{"lost_on",
+                    "which connection state makes the adapter report its locks lost: suspended (SUSPENDED or "
+                    "LOST, as kazoo's docs advise) or lost (LOST only, which comes after a reconnect)",
+                    "suspended",
+                    {"suspended", "lost"}}}},
+      {.name = "tooz",
+       .library = "tooz",
+       .version = "3.1.0",
+       .language = "python",
+       // The driver is the run's backend: tooz's redis, zookeeper, etcd3+http, postgresql,
+       // mysql and memcached drivers.
+       .backends = {"redis", "zookeeper", "etcd", "postgres", "mariadb"},
+       .promise = "Coordinator.get_lock: a distributed lock kept alive by the coordinator's heartbeat",
+       .interpreter = kPython,
+       .installed_marker = "/usr/lib/python3/dist-packages/tooz/coordination.py",
+       .install_hint = "apt-get install python3-tooz python3-psycopg2 python3-pymysql python3-pymemcache "
+                       "python3-etcd3gw (or run scripts/setup.sh)",
+       .offers = {},
+       .needs = {Capability::kRunsAdapters},
+       .options = {{"etcd_api",
+                    "backend etcd: the etcd3+http URL's API path: v3 (what etcd 3.4 serves) or library-default "
+                    "(tooz 3.1.0's /v3alpha, which etcd 3.4 removed)",
+                    "v3",
+                    {"v3", "library-default"}}}},
   };
   return registry;
 }
@@ -78,6 +114,12 @@ Capabilities client_offers(std::string_view client) {
   if (client == kNativeClient) return kNativeClientOffers;
   const AdapterInfo* a = find_adapter(client);
   return a == nullptr ? Capabilities{} : a->offers;
+}
+
+BackendOptions resolve_client_options(const std::string& client, const std::vector<std::string>& key_values) {
+  const AdapterInfo* a = find_adapter(client);
+  static const std::vector<BackendOption> kNone;
+  return resolve_declared_options("client " + client, "--client-opt", a == nullptr ? kNone : a->options, key_values);
 }
 
 std::vector<std::string> client_names() {

@@ -38,6 +38,9 @@ struct AdapterInfo {
   Capabilities offers = {};
   // What it needs of the runtime: its interpreter and folder on the client nodes.
   Capabilities needs = {Capability::kRunsAdapters};
+  // Its own options (`--client-opt key=value`), sent to the adapter in init's `options`
+  // with every default filled in, and recorded in config.json.
+  std::vector<BackendOption> options = {};
 };
 
 // What the native client (fencecheck's own C++ clients) offers: none of the client
@@ -52,6 +55,11 @@ const std::vector<AdapterInfo>& adapter_registry();
 const AdapterInfo* find_adapter(std::string_view name);
 // "native, node-redlock, …": every value --client takes.
 std::vector<std::string> client_names();
+
+// The options of --client `client` from `key=value` strings (--client-opt), every declared
+// one with its default filled in. Throws std::invalid_argument naming the client, the option
+// and what is allowed; the native client and an unknown name have none.
+BackendOptions resolve_client_options(const std::string& client, const std::vector<std::string>& key_values);
 
 // `--client NAME` (native or an adapter) and `--acquire-timeout-ms` (how long a library's
 // acquire may wait for a held lock), for the run's option schema.

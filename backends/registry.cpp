@@ -30,20 +30,19 @@ const std::vector<BackendInfo>& backend_registry() {
 const BackendInfo* find_backend(std::string_view name) { return find_by_name(backend_registry(), name); }
 std::string backend_names() { return names_of(backend_registry()); }
 
-BackendOptions resolve_backend_options(const BackendInfo& backend,
-                                       const std::vector<std::string>& key_values) {
-  auto fail = [&](const std::string& what) {
-    throw std::invalid_argument("backend " + backend.name + ": " + what);
-  };
+BackendOptions resolve_declared_options(const std::string& owner, std::string_view flag,
+                                        const std::vector<BackendOption>& declared,
+                                        const std::vector<std::string>& key_values) {
+  auto fail = [&](const std::string& what) { throw std::invalid_argument(owner + ": " + what); };
   BackendOptions given;
   for (const std::string& kv : key_values) {
     auto eq = kv.find('=');
-    if (eq == std::string::npos || eq == 0) fail("--backend-opt \"" + kv + "\" is not key=value");
+    if (eq == std::string::npos || eq == 0) fail(std::string(flag) + " \"" + kv + "\" is not key=value");
     std::string key = kv.substr(0, eq), value = kv.substr(eq + 1);
-    const BackendOption* option = find_by_name(backend.options, key);
+    const BackendOption* option = find_by_name(declared, key);
     if (option == nullptr) {
       fail("unknown option \"" + key + "\"" +
-           (backend.options.empty() ? " (it has none)" : " (known: " + names_of(backend.options) + ")"));
+           (declared.empty() ? " (it has none)" : " (known: " + names_of(declared) + ")"));
     }
     if (!given.emplace(key, value).second) fail("option \"" + key + "\" given twice");
     const auto& allowed = option->allowed;
@@ -55,11 +54,15 @@ BackendOptions resolve_backend_options(const BackendInfo& backend,
     }
   }
   BackendOptions resolved;
-  for (const BackendOption& option : backend.options) {
+  for (const BackendOption& option : declared) {
     auto it = given.find(option.name);
     resolved[option.name] = it == given.end() ? option.default_value : it->second;
   }
   return resolved;
+}
+
+BackendOptions resolve_backend_options(const BackendInfo& backend, const std::vector<std::string>& key_values) {
+  return resolve_declared_options("backend " + backend.name, "--backend-opt", backend.options, key_values);
 }
 
 std::int64_t option_number(const BackendOptions& options, std::string_view what, const std::string& name,

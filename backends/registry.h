@@ -97,6 +97,12 @@ std::string backend_names();
 // a malformed pair, an unknown key, a key given twice or a value not allowed.
 BackendOptions resolve_backend_options(const BackendInfo& backend,
                                        const std::vector<std::string>& key_values);
+// The same for any declared option list: `owner` names whose options they are in errors
+// ("backend redis", "client tooz") and `flag` the command-line flag they came from
+// ("--backend-opt").
+BackendOptions resolve_declared_options(const std::string& owner, std::string_view flag,
+                                        const std::vector<BackendOption>& declared,
+                                        const std::vector<std::string>& key_values);
 
 // Numbers in a backend's options and client configs, checked one way for every backend.
 // option_number: the whole number option `name` of resolved options holds, within min..max.

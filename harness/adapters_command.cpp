@@ -19,11 +19,16 @@ void print_adapters(std::ostream& out, bool json) {
     auto problem = adapter_install_problem(a);
     std::string backends;
     for (const auto& b : a.backends) backends += (backends.empty() ? "" : ", ") + b;
+    nlohmann::json options = nlohmann::json::array();
+    for (const BackendOption& o : a.options) {
+      options.push_back({{"name", o.name}, {"default", o.default_value}, {"allowed", o.allowed}, {"description", o.description}});
+    }
     all.push_back({{"client", a.name},
                    {"library", a.library + " " + a.version},
                    {"language", a.language},
                    {"backends", backends},
                    {"promise", a.promise},
+                   {"options", options},
                    {"folder", adapter_dir(a).string()},
                    {"ready", !problem},
                    {"problem", problem ? nlohmann::json(*problem) : nlohmann::json()}});
@@ -37,6 +42,10 @@ void print_adapters(std::ostream& out, bool json) {
     if (row.contains("language")) out << " (" << row["language"].get<std::string>() << ")";
     out << "\n  backends: " << row["backends"].get<std::string>() << "\n";
     if (row.contains("promise")) out << "  promises: " << row["promise"].get<std::string>() << "\n";
+    for (const auto& o : row.value("options", nlohmann::json::array())) {
+      out << "  --client-opt " << o["name"].get<std::string>() << "=" << o["default"].get<std::string>() << ": "
+          << o["description"].get<std::string>() << "\n";
+    }
     if (row["ready"] == false) out << "  not ready: " << row["problem"].get<std::string>() << "\n";
   }
 }

@@ -37,6 +37,8 @@ runtime_libs=(
 # installed below from each adapter's lockfile.
 adapters=(
   nodejs python3-redis libcurator-recipes-java default-jdk-headless
+  # tooz (and the drivers it needs that it does not pull in) and kazoo
+  python3-tooz python3-kazoo python3-psycopg2 python3-pymysql python3-pymemcache python3-etcd3gw
 )
 tests=(
   # report tests: JUnit schema validation, report.html in a headless browser

@@ -129,6 +129,7 @@ void WorkerHandle::setup(const std::string& backend, const nlohmann::json& clien
   req.set_op_timeout_ms(client.op_timeout.count());
   req.set_acquire_timeout_ms(client.acquire_timeout.count());
   req.set_ttl_ms(client.ttl.count());
+  req.set_client_options_json(nlohmann::json(client.options).dump());
   proto::SetupReply reply;
   grpc::ClientContext ctx;
   ctx.set_deadline(after(std::chrono::seconds(20)));

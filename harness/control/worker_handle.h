@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -27,6 +28,7 @@ struct WorkerClientChoice {
   std::chrono::milliseconds op_timeout{5000};
   std::chrono::milliseconds acquire_timeout{500};
   std::chrono::milliseconds ttl{1000};  // the run's lease
+  std::map<std::string, std::string> options;  // the adapter's options (--client-opt), resolved
 };
 
 class WorkerHandle {

@@ -28,6 +28,9 @@ void add_run_options(CLI::App& cmd, RunArgs& args, const OptionSchema& schema) {
   cmd.add_option("--backend", c.backend, "lock service under test: " + backend_names())->capture_default_str();
   cmd.add_option("--backend-opt", c.backend_opts,
                  "key=value option of the backend (repeatable), e.g. persistence=always for redis");
+  cmd.add_option("--client-opt", c.client_opts,
+                 "key=value option of the --client adapter (repeatable), e.g. lost_on=lost for kazoo "
+                 "(fencecheck adapters lists each adapter's)");
   cmd.add_option("--workload", c.workload, "what clients do: " + workload_names())->capture_default_str();
   cmd.add_option("--nemesis", c.nemesis, "comma-separated faults (" + fault_names() + ") or none")
       ->delimiter(',')

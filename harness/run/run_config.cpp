@@ -50,6 +50,12 @@ void RunConfig::resolve(const OptionSchema& schema) {
       // problem() says what is wrong
     }
   }
+  try {
+    client_options = resolve_client_options(opts.has("client") ? opts.text("client") : std::string(kNativeClient),
+                                            client_opts);
+  } catch (const std::invalid_argument&) {
+    // problem() says what is wrong
+  }
   if (!plan.empty()) {
     plan = resolve_plan_path(plan);
     try {
@@ -79,6 +85,11 @@ std::optional<std::string> RunConfig::input_problem(const OptionSchema& schema) 
     resolve_backend_options(*b, backend_opts);
   } catch (const std::invalid_argument& e) {
     return std::string("--backend-opt: ") + e.what();
+  }
+  try {
+    resolve_client_options(opts.has("client") ? opts.text("client") : std::string(kNativeClient), client_opts);
+  } catch (const std::invalid_argument& e) {
+    return std::string("--client-opt: ") + e.what();
   }
   const RuntimeInfo* rt = runtime.empty() ? nullptr : find_runtime(runtime);
   if (!runtime.empty() && rt == nullptr) {
@@ -201,6 +212,7 @@ std::optional<std::string> RunConfig::problem(const OptionSchema& schema) const 
 nlohmann::json RunConfig::to_json(const OptionSchema& schema) const {
   nlohmann::json j = {{"backend", backend},
                       {"backend_options", backend_options},
+                      {"client_options", client_options},
                       {"workload", workload},
                       {"nemesis", nemesis},
                       {"resource", resource},
@@ -227,6 +239,11 @@ RunConfig RunConfig::from_json(const nlohmann::json& j, const std::string& file,
   get("backend", c.backend);
   get("backend_options", options);
   for (const auto& [k, v] : options) c.backend_opts.push_back(k + "=" + v);
+  if (j.contains("client_options")) {  // runs before --client-opt have none
+    std::map<std::string, std::string> client;
+    get("client_options", client);
+    for (const auto& [k, v] : client) c.client_opts.push_back(k + "=" + v);
+  }
   get("workload", c.workload);
   get("nemesis", c.nemesis);
   if (c.nemesis.empty()) c.nemesis = {"none"};
@@ -253,6 +270,7 @@ std::vector<std::string> RunConfig::test_args(const OptionSchema& schema) const 
   }
   args.insert(args.end(), rest.begin(), rest.end());
   for (auto& a : schema.args(opts)) args.push_back(std::move(a));
+  for (const auto& [k, v] : client_options) args.insert(args.end(), {"--client-opt", k + "=" + v});
   return args;
 }
 

@@ -24,6 +24,8 @@ struct RunConfig {
   std::string backend = "redis";
   std::vector<std::string> backend_opts;  // "key=value" as typed (--backend-opt)
   std::map<std::string, std::string> backend_options;  // resolved: every option, defaults in
+  std::vector<std::string> client_opts;  // "key=value" as typed (--client-opt): the adapter's options
+  std::map<std::string, std::string> client_options;  // resolved for --client: every option, defaults in
   std::string workload = "lock-append";
   std::vector<std::string> nemesis = {"pause-holder"};  // fault names; empty: none
   std::string resource = "unfenced";                   // fenced | unfenced

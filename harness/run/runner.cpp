@@ -205,7 +205,8 @@ void Runner::set_up() {
       *runtime_,
       WorkerSetup{exe_, control_dir_, dir_ / "nodes", c_.backend, server_->client_config(), resource_address_,
                   WorkerHandle::ClientChoice{c_.opts.text("client"), "", c_.opts.ms("op-timeout-ms"),
-                                             c_.opts.ms("acquire-timeout-ms"), c_.opts.ms("ttl-ms")},
+                                             c_.opts.ms("acquire-timeout-ms"), c_.opts.ms("ttl-ms"),
+                                             c_.client_options},
                   [] { return interrupts() > 0; }},
       clients_);
   workers_->start_all();

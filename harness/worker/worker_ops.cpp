@@ -94,6 +94,7 @@ std::unique_ptr<LockClient> make_lock_client(const BackendInfo& backend, const n
   s.op_timeout = std::max(op_timeout / 3, op_timeout - milliseconds(1000) - AdapterLockClient::kReplyGrace);
   s.acquire_timeout = milliseconds(req.acquire_timeout_ms());
   if (req.ttl_ms() > 0) s.ttl = milliseconds(req.ttl_ms());
+  if (!req.client_options_json().empty()) s.options = nlohmann::json::parse(req.client_options_json());
   return std::make_unique<AdapterLockClient>(std::move(s));
 }
 

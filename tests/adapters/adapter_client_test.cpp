@@ -76,6 +76,17 @@ class BrokenAdapterTest : public ::testing::Test {
   fs::path dir_;
 };
 
+TEST_F(BrokenAdapterTest, InitCarriesTheAdaptersOptions) {
+  AdapterSettings s = settings("ok");
+  s.options = {{"lost_on", "lost"}};
+  AdapterLockClient c(s);
+  EXPECT_EQ(c.init_reply().value("options_seen", nlohmann::json()), nlohmann::json({{"lost_on", "lost"}}))
+      << c.init_reply().dump();
+  AdapterLockClient plain(settings("ok"));
+  EXPECT_EQ(plain.init_reply().value("options_seen", nlohmann::json()), nlohmann::json::object())
+      << "no --client-opt: an empty object, never absent";
+}
+
 TEST_F(BrokenAdapterTest, AWellBehavedPeerAnswersEveryOp) {
   AdapterLockClient c(settings("ok"));
   EXPECT_EQ(c.init_reply().value("type", ""), "init_ok");

@@ -82,10 +82,13 @@ std::int64_t wall_ms() {
   return std::chrono::duration_cast<milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-std::vector<std::string> adapter_names() {
-  std::vector<std::string> names;
-  for (const AdapterInfo& a : adapter_registry()) names.push_back(a.name);
-  return names;
+// "adapter:backend" for every backend of every adapter: each pair is a case.
+std::vector<std::string> adapter_backend_pairs() {
+  std::vector<std::string> pairs;
+  for (const AdapterInfo& a : adapter_registry()) {
+    for (const std::string& b : a.backends) pairs.push_back(a.name + ":" + b);
+  }
+  return pairs;
 }
 
 // Backend options that keep the cases short: a session-based backend (ZooKeeper) is asked
@@ -175,11 +178,14 @@ class AdapterConformanceTest : public ::testing::TestWithParam<std::string> {
   void SetUp() override {
     // The adapters the build copied beside fencecheck, unless the caller points elsewhere.
     ::setenv("FENCECHECK_ADAPTERS_DIR", FENCECHECK_ADAPTERS_DIR, 0);
-    adapter_ = find_adapter(GetParam());
-    ASSERT_NE(adapter_, nullptr);
-    ASSERT_FALSE(adapter_->backends.empty()) << adapter_->name << " names no backend";
-    backend_ = find_backend(adapter_->backends.front());
-    ASSERT_NE(backend_, nullptr) << "unknown backend " << adapter_->backends.front();
+    // "tooz:redis": the adapter and one of its backends (every pair is a case).
+    const std::string& pair = GetParam();
+    const std::size_t colon = pair.find(':');
+    ASSERT_NE(colon, std::string::npos) << pair;
+    adapter_ = find_adapter(pair.substr(0, colon));
+    ASSERT_NE(adapter_, nullptr) << pair;
+    backend_ = find_backend(pair.substr(colon + 1));
+    ASSERT_NE(backend_, nullptr) << "unknown backend in " << pair;
     ASSERT_TRUE(backend_->endpoints) << "backend " << backend_->name << " names no endpoints for adapters";
     std::optional<std::string> missing = missing_binary_message(*backend_);
     if (!missing) missing = adapter_install_problem(*adapter_);
@@ -227,6 +233,7 @@ class AdapterConformanceTest : public ::testing::TestWithParam<std::string> {
     s.log = dir_ / (node + "-" + std::to_string(logs_.size()) + ".adapter.log");
     s.op_timeout = kOpTimeout;
     s.acquire_timeout = kAcquireTimeout;
+    s.options = resolve_client_options(adapter_->name, {});  // the defaults the registry declares
     logs_.push_back(s.log);
     return s;
   }

@@ -2,6 +2,7 @@
 // repro command line.
 #include "harness/run/run_config.h"
 
+#include <algorithm>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -190,6 +191,22 @@ TEST(RunConfigProblem, EveryBadOptionIsNamed) {
        "--backend-opt: backend redis: option \"persistence\" cannot be \"maybe\""},
       {"backend option key", [](RunConfig& c) { c.backend_opts = {"bogus=1"}; },
        "--backend-opt: backend redis: unknown option \"bogus\""},
+      {"client option of native", [](RunConfig& c) { c.client_opts = {"lost_on=lost"}; },
+       "--client-opt: client native: unknown option \"lost_on\" (it has none)"},
+      {"client option value",
+       [](RunConfig& c) {
+         c.backend = "zookeeper";
+         c.opts.set("client", "kazoo");
+         c.client_opts = {"lost_on=never"};
+       },
+       "--client-opt: client kazoo: option \"lost_on\" cannot be \"never\" (allowed: suspended, lost)"},
+      {"client option key",
+       [](RunConfig& c) {
+         c.backend = "etcd";
+         c.opts.set("client", "tooz");
+         c.client_opts = {"etcd=v3"};
+       },
+       "--client-opt: client tooz: unknown option \"etcd\" (known: etcd_api)"},
       {"max info", [](RunConfig& c) { c.opts.set("max-info", 0); }, "--max-info must be positive (got 0)"},
       {"stall", [](RunConfig& c) { c.opts.set("stall-ms", -1); }, "--stall-ms must be positive"},
       {"external without endpoints", [](RunConfig& c) { c.runtime = "external"; },
@@ -313,6 +330,33 @@ TEST(RunConfigRepro, CarriesEveryResolvedValue) {
   EXPECT_EQ(o["--seed"], "18446744073709551615");
   EXPECT_EQ(o["--name"], "redis-lock-pause-client+pause-server-fenced");
   EXPECT_EQ(o["--store"], (std::filesystem::current_path() / "some/store").string());
+}
+
+TEST(RunConfigRepro, AnAdaptersOptionsAreRecordedWithTheirDefaultsAndReadBack) {
+  RunConfig c;
+  c.backend = "zookeeper";
+  c.opts.set("client", "kazoo");
+  c.client_opts = {"lost_on=lost"};
+  c.seed = 5;
+  c.resolve();
+  EXPECT_EQ(c.to_json()["client_options"], nlohmann::json({{"lost_on", "lost"}}));
+  const std::vector<std::string> args = c.repro_args();
+  auto at = std::find(args.begin(), args.end(), "--client-opt");
+  ASSERT_NE(at, args.end());
+  ASSERT_NE(at + 1, args.end());
+  EXPECT_EQ(at[1], "lost_on=lost");
+  RunConfig back = RunConfig::from_json(c.to_json(), "config.json");
+  back.resolve();
+  EXPECT_EQ(back.client_options, c.client_options);
+
+  RunConfig tooz;
+  tooz.backend = "etcd";
+  tooz.opts.set("client", "tooz");
+  tooz.resolve();
+  EXPECT_EQ(tooz.to_json()["client_options"], nlohmann::json({{"etcd_api", "v3"}})) << "defaults are recorded too";
+  nlohmann::json old = tooz.to_json();
+  old.erase("client_options");  // a run from before --client-opt
+  EXPECT_TRUE(RunConfig::from_json(old, "config.json").client_opts.empty());
 }
 
 TEST(RunConfigRepro, NoFaultsIsNoneAndWholeSecondsHaveNoDecimals) {

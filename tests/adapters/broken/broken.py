@@ -3,7 +3,8 @@
 FENCECHECK_BROKEN_MODE chooses how it breaks (unset: ok). Every mode first writes
 "broken adapter: mode=<mode>" to stderr, so a test can check that the harness quotes it.
   ok         behaves: acquire always acquire_ok {lease "b<n>", token null, valid_ms null},
-             release always release_ok {held_at_release null}; no capabilities
+             release always release_ok {held_at_release null}; no capabilities; init_ok
+             repeats init's options as "options_seen"
   no-init    reads every line, never answers anything (not even init), keeps running
   garbage    answers init_ok; on the first acquire writes "hello from the adapter" to
              stdout, then the acquire_ok
@@ -52,7 +53,7 @@ grants = {"n": 0, "acquires": 0}
 def init(body):
     pauses = mode in ("pause", "no-pause", "pause-twice", "pause-stray", "pause-late")
     renews = mode in ("renew", "renew-malformed")
-    return {"library": "fencecheck-broken", "version": "1",
+    return {"library": "fencecheck-broken", "version": "1", "options_seen": body.get("options"),
             "capabilities": ["pause_after_send"] if pauses else ["auto_renew"] if renews else []}
 
 
