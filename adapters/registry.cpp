@@ -103,7 +103,12 @@ const std::vector<AdapterInfo>& adapter_registry() {
                     "backend etcd: the etcd3+http URL's API path: v3 (what etcd 3.4 serves) or library-default "
                     "(tooz 3.1.0's /v3alpha, which etcd 3.4 removed)",
                     "v3",
-                    {"v3", "library-default"}}}},
+                    {"v3", "library-default"}},
+                   {"etcd3gw_shim",
+                    "backend etcd: on forwards tooz's api_path through etcd3gw.client(), which Debian's etcd3gw "
+                    "2.0.0 lacks (without it every etcd3+http coordinator fails: unexpected keyword api_path)",
+                    "on",
+                    {"on", "off"}}}},
   };
   return registry;
 }

@@ -7,6 +7,7 @@
 
 #include "checkers/history.h"
 #include "report/html.h"
+#include "report/stuck_locks.h"
 
 namespace fencecheck::report {
 
@@ -241,6 +242,24 @@ std::string explanations_html(const std::vector<ViolationRef>& violations) {
   return out.empty() ? "" : "<section id=\"explain\"><h2>Linearizability</h2>" + out + "</section>";
 }
 
+namespace {
+
+// Locks nobody held that nobody could take (report/stuck_locks.h), longest first.
+std::string stuck_locks_html(const std::vector<StuckLock>& stuck) {
+  if (stuck.empty()) return "<p>No lock stayed out of reach: every refused acquire came while a client held its key.</p>";
+  std::string rows;
+  for (const StuckLock& s : stuck) {
+    rows += "<tr><td>" + esc(s.key) + "</td><td>" + seconds_of(s.from) + "</td><td>" + seconds_of(s.to) + "</td><td>" +
+            format_duration(s.to - s.from) + "</td><td>" + std::to_string(s.refused) + "</td></tr>";
+  }
+  return "<p>Locks nobody held that nobody could take: acquires refused while no client held the key (a "
+         "contender left behind, a retired holder's session the server still keeps).</p>"
+         "<table class=\"stuck-locks\"><thead><tr><th>key</th><th>from</th><th>to</th><th>length</th>"
+         "<th>refused acquires</th></tr></thead><tbody>" + rows + "</tbody></table>";
+}
+
+}  // namespace
+
 std::string liveness_html(const Liveness& l, const Timeline& t) {
   std::string head = "<tr><th>fault</th><th>targets</th><th>from</th><th>to</th><th>length</th><th>ok/s during</th>"
                      "<th>ok/s after (same length)</th><th>first ok after heal</th>";
@@ -266,7 +285,7 @@ std::string liveness_html(const Liveness& l, const Timeline& t) {
     rows += "</tr>";
   }
   std::string out = "<section id=\"liveness\"><h2>Liveness</h2><p>Whole run: <b>" + rate_text(l.overall_ok_per_s) +
-                    "</b> ok ops/s.</p>";
+                    "</b> ok ops/s.</p>" + stuck_locks_html(stuck_locks(t));
   if (l.windows.empty()) return out + "<p>No fault windows.</p></section>";
   return out + "<table class=\"liveness\"><thead>" + head + "</thead><tbody>" + rows + "</tbody></table></section>";
 }

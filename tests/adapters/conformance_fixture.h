@@ -97,6 +97,10 @@ std::vector<std::string> quick_backend_options(const BackendInfo& backend) {
   std::vector<std::string> options;
   for (const BackendOption& o : backend.options) {
     if (o.name == "session_timeout_ms") options.push_back("session_timeout_ms=3000");
+    // A connection-bound lock (PostgreSQL, MariaDB) of a stopped holder ends with its idle
+    // connection: the server's idle timeout, short.
+    if (o.name == "idle_session_timeout_ms") options.push_back("idle_session_timeout_ms=3000");
+    if (o.name == "wait_timeout_s") options.push_back("wait_timeout_s=3");
   }
   return options;
 }

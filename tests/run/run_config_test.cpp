@@ -206,7 +206,7 @@ TEST(RunConfigProblem, EveryBadOptionIsNamed) {
          c.opts.set("client", "tooz");
          c.client_opts = {"etcd=v3"};
        },
-       "--client-opt: client tooz: unknown option \"etcd\" (known: etcd_api)"},
+       "--client-opt: client tooz: unknown option \"etcd\" (known: etcd_api, etcd3gw_shim)"},
       {"max info", [](RunConfig& c) { c.opts.set("max-info", 0); }, "--max-info must be positive (got 0)"},
       {"stall", [](RunConfig& c) { c.opts.set("stall-ms", -1); }, "--stall-ms must be positive"},
       {"external without endpoints", [](RunConfig& c) { c.runtime = "external"; },
@@ -353,7 +353,7 @@ TEST(RunConfigRepro, AnAdaptersOptionsAreRecordedWithTheirDefaultsAndReadBack) {
   tooz.backend = "etcd";
   tooz.opts.set("client", "tooz");
   tooz.resolve();
-  EXPECT_EQ(tooz.to_json()["client_options"], nlohmann::json({{"etcd_api", "v3"}})) << "defaults are recorded too";
+  EXPECT_EQ(tooz.to_json()["client_options"], nlohmann::json({{"etcd_api", "v3"}, {"etcd3gw_shim", "on"}})) << "defaults are recorded too";
   nlohmann::json old = tooz.to_json();
   old.erase("client_options");  // a run from before --client-opt
   EXPECT_TRUE(RunConfig::from_json(old, "config.json").client_opts.empty());
