@@ -20,6 +20,20 @@ const Args kPauseAfterSend = {"--nemesis", "pause-after-send", "--pause-ms", "15
 const Args kLibraryPauseHolder = {"--nemesis", "pause-holder", "--ttl-ms", "500", "--pause-ms", "1500",
                            "--nemesis-interval", "1000", "--hold-ms", "200", "--time-limit", "15"};
 
+// A ZooKeeper holder cut off from every server for 6 s, twice its 3 s session, and every
+// hold 5-6 s: the session expires while the holder still holds.
+const Args kZkHolderCut = {"--backend", "zookeeper", "--backend-opt", "session_timeout_ms=3000", "--nemesis",
+                           "partition-holder", "--pause-ms", "6000", "--hold-min-ms", "5000", "--hold-ms", "6000",
+                           "--nemesis-interval", "2000", "--resource", "fenced", "--time-limit", "25"};
+const Args kCuratorCut = join_args(kZkHolderCut, {"--client", "curator"});
+// tooz's lock_timeout is whole seconds: 2 s, and a holder paused 5 s just after its grant.
+const Args kToozPauseHolder = {"--client", "tooz", "--nemesis", "pause-holder", "--ttl-ms", "2000", "--pause-ms",
+                               "5000", "--nemesis-interval", "1000", "--hold-ms", "200", "--resource", "unfenced",
+                               "--time-limit", "20"};
+// The server ends the holder's session right after its grant, as an operator's KILL would.
+const Args kToozKillSession = {"--client", "tooz", "--nemesis", "kill-session", "--ttl-ms", "2000",
+                               "--nemesis-interval", "1000", "--hold-ms", "200", "--time-limit", "15"};
+
 // args with their --time-limit set to seconds (an option given twice is refused).
 Args with_time_limit(Args args, const char* seconds) {
   for (std::size_t i = 0; i + 1 < args.size(); ++i) {
@@ -35,13 +49,13 @@ std::vector<Scenario> make_library_scenarios() {
        "expiration > Date.now() before resolving)",
        join_args(join_args(kRedlock, kPauseAcquirer), {"--client", "node-redlock"}),
        {{"exclusion", V}}},
-      {"L2", "node-redlock 5.0.0-beta.2, the same pause",
-       "the same promise; 5.0.0-beta.2 computes the start once before its retries and never checks the "
-       "expiration (node-redlock #296, #299, PR #369): a lock may be granted already expired",
+      {"L2", "node-redlock 5.0.0-beta.2, the same pause: not reproduced under this fault (L2-send reproduces it)",
+       "5.0.0-beta.2 computes the start once before its retries and never checks the expiration "
+       "(node-redlock #296, #299, PR #369), so a lock may be granted already expired; but a SIGSTOP 20 ms "
+       "into the acquire lands in the retry delay, not between the SETs and their replies: valid 10/10 "
+       "(2026-12-02). L2-send places the pause where the bug is and detects it",
        join_args(join_args(kRedlock, kPauseAcquirer), {"--client", "node-redlock-5"}),
-       {{"exclusion", I}}, {kGrantedExpired},
-       "detected 0/10 (2026-12-02): a SIGSTOP 20 ms into the acquire lands in the retry delay; L2-send "
-       "reproduces the bug"},
+       {{"exclusion", V}}},
       {"L1-send", "node-redlock 4.2.0, a pause between sending the SETs and reading the replies",
        "the validity check: after the replies, 4.2.0 finds the lease spent and does not grant it",
        join_args(join_args(kRedlock, kPauseAfterSend), {"--client", "node-redlock"}),
@@ -75,12 +89,10 @@ std::vector<Scenario> make_library_scenarios() {
       {"L5", "Curator 5.4.0 InterProcessMutex, holder cut off past its session, fenced by czxid",
        "Curator: \"at any snapshot in time no two clients think they hold the same lock\"; a lost "
        "session is reported as connection state LOST (CURATOR-206)",
-       // Holds of up to 6 s outlast the 3 s session the cut expires.
-       {"--backend", "zookeeper", "--backend-opt", "session_timeout_ms=3000", "--client", "curator",
-        "--nemesis", "partition-holder", "--pause-ms", "6000", "--hold-ms", "6000", "--nemesis-interval", "2000",
-        "--resource", "fenced", "--time-limit", "25"},
-       {{"exclusion", I}, {"tokens", V}, {"resource", V}}, {kSessionLost},
-       "detected 4/10 (2026-12-02): in the other runs the holds ended before the session expired"},
+       // Every hold (5-6 s) outlasts the 3 s session the cut expires: with holds of 0-6 s,
+       // 4 runs in 10 had every cut holder release before its session ended (2026-12-02).
+       kCuratorCut,
+       {{"exclusion", I}, {"tokens", V}, {"resource", V}}, {kSessionLost}},
       {"L6", "redis-py 4.3.4 Lock, holder paused past its timeout",
        "redis-py: a Lock has a timeout after which Redis releases it; nothing tells the holder",
        join_args({"--backend", "redis", "--client", "redis-py", "--resource", "unfenced"}, kLibraryPauseHolder),
@@ -91,6 +103,44 @@ std::vector<Scenario> make_library_scenarios() {
        {"--backend", "redis", "--client", "redis-py", "--nemesis", "pause-server", "--pause-ms", "1500",
         "--nemesis-interval", "1000", "--op-timeout-ms", "1000", "--time-limit", "15"},
        {{"exclusion", V}}},
+      {"L7", "tooz 3.1.0, redis driver, holder paused past lock_timeout",
+       "tooz: a lock kept alive by the coordinator's heartbeat (start_heart=True); the redis driver's "
+       "heartbeat that finds the key gone logs \"Unable to heartbeat lock\" and keeps the lock in its "
+       "acquired set, so lock.acquired stays True (tooz/drivers/redis.py); is_still_owner() reads the key",
+       join_args({"--backend", "redis"}, kToozPauseHolder), {{"exclusion", I}}, {kOverstayed}},
+      {"L8", "tooz 3.1.0, etcd3+http driver (etcd3gw), holder paused past lock_timeout",
+       "the etcd3gw driver's heartbeat ignores refresh()'s -1 for an expired lease and logs nothing; it has "
+       "no is_still_owner(): the holder is never told (tooz/drivers/etcd3gw.py)",
+       join_args({"--backend", "etcd"}, kToozPauseHolder), {{"exclusion", I}}, {kOverstayed}},
+      {"L10", "tooz 3.1.0, postgresql driver, the holder's connection killed by the server",
+       "the advisory lock lives by its connection; tooz never rechecks its acquired flag, so a holder whose "
+       "session an operator ended (pg_terminate_backend) still holds in its own eyes",
+       join_args({"--backend", "postgres"}, kToozKillSession), {{"exclusion", I}}, {kSessionLost}},
+      {"L11", "tooz 3.1.0, mysql driver on MariaDB, the holder's connection killed by the server",
+       "GET_LOCK lives by its connection; the mysql driver has no heartbeat and no is_still_owner(), so a "
+       "KILLed holder still holds in its own eyes",
+       join_args({"--backend", "mariadb"}, kToozKillSession), {{"exclusion", I}}, {kSessionLost}},
+      {"L12", "kazoo 2.8.0 Lock, holder cut off past its session, fenced by czxid, SUSPENDED obeyed",
+       "kazoo's docs: on SUSPENDED a lock holder should pause what it is doing, on LOST its locks are gone; "
+       "an application that stops at SUSPENDED (lost_on=suspended) is told within ~1.5 s of the cut, "
+       "before its 3 s session can expire",
+       join_args(kZkHolderCut, {"--client", "kazoo", "--client-opt", "lost_on=suspended"}),
+       {{"exclusion", V}, {"tokens", V}, {"resource", V}}},
+      {"L12-lost", "kazoo 2.8.0 Lock, the same cut, only LOST obeyed",
+       "LOST comes only when the client reconnects and the server says the session expired "
+       "(kazoo/protocol/connection.py), after the cut heals: a holder waiting for LOST overstays its "
+       "session, and the czxid fences its writes",
+       join_args(kZkHolderCut, {"--client", "kazoo", "--client-opt", "lost_on=lost"}),
+       {{"exclusion", I}, {"tokens", V}, {"resource", V}}, {kSessionLost}},
+      {"L13", "kazoo 2.8.0 Lock, non-blocking acquires under 1 s network flaps (#732)",
+       "kazoo #732: a non-blocking acquire that fails while the connection is SUSPENDED leaves its "
+       "contender node behind; when the session resumes, the lock is one nobody holds and nobody can take. "
+       "Safety holds; the report's liveness section lists such locks (\"locks nobody held that nobody could "
+       "take\")",
+       {"--backend", "zookeeper", "--backend-opt", "session_timeout_ms=3000", "--client", "kazoo",
+        "--acquire-timeout-ms", "0", "--nemesis", "partition-halves", "--nemesis-interval", "1000",
+        "--resource", "fenced", "--time-limit", "30"},
+       {{"exclusion", V}, {"tokens", V}, {"resource", V}}},
   };
 }
 
