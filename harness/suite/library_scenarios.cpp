@@ -31,8 +31,12 @@ const Args kToozPauseHolder = {"--client", "tooz", "--nemesis", "pause-holder", 
                                "5000", "--nemesis-interval", "1000", "--hold-ms", "200", "--resource", "unfenced",
                                "--time-limit", "20"};
 // The server ends the holder's session right after its grant, as an operator's KILL would.
+// Holds of 1-1.5 s: the other clients poll GET_LOCK / pg_try_advisory_lock with a backoff of
+// up to 1 s (tooz's tenacity retry), and with 200 ms holds one run in 5 had no poll land
+// inside a killed holder's hold (2026-12-04).
 const Args kToozKillSession = {"--client", "tooz", "--nemesis", "kill-session", "--ttl-ms", "2000",
-                               "--nemesis-interval", "1000", "--hold-ms", "200", "--time-limit", "15"};
+                               "--nemesis-interval", "1000", "--hold-min-ms", "1000", "--hold-ms", "1500",
+                               "--time-limit", "15"};
 
 // args with their --time-limit set to seconds (an option given twice is refused).
 Args with_time_limit(Args args, const char* seconds) {
