@@ -37,6 +37,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "backends/lock_server.h"
 #include "nemesis/lock_events.h"
 #include "options/option_spec.h"
 #include "platform/deadline.h"
@@ -55,6 +56,8 @@ inline constexpr std::chrono::milliseconds kClockBound{5000};   // one node's cl
 inline constexpr std::chrono::milliseconds kFreezeBound{5000};  // a whole node frozen or thawed
 inline constexpr std::chrono::milliseconds kLaunchBound{60000}; // a process started again (an upload under ssh)
 inline constexpr std::chrono::milliseconds kSessionBound{5000}; // a client's sessions ended (a statement per server)
+// A memory-pressure fill past its --pause-ms: the last exchange with the server, ≤ 2 s.
+inline constexpr std::chrono::milliseconds kPressBound{3000};
 // A heal once the user pressed Ctrl-C: short, as nothing that follows needs it (teardown
 // resumes, thaws and unblocks everything anyway).
 inline constexpr std::chrono::milliseconds kInterruptedHealBound{500};
@@ -120,6 +123,15 @@ class NodeProcesses {
   virtual std::optional<int> kill_sessions(const std::string& client, const Deadline& deadline) {
     (void)deadline;
     throw HarnessError("these nodes cannot end the sessions of " + client);
+  }
+  // Servers only, where the backend can (Capability::kEvictsKeys, memory-pressure): fills
+  // the node's server's memory until the deadline (LockServer::press_memory) and says what
+  // it did. nullopt when the server is down or paused: then nothing was done. Holds no lock
+  // another fault's action needs (a kill meanwhile ends the fill early, in its `error`). By
+  // default it throws HarnessError (the run refuses the fault where the backend cannot).
+  virtual std::optional<MemoryPressure> press_memory(const std::string& node, const Deadline& deadline) {
+    (void)deadline;
+    throw HarnessError("the server on " + node + " cannot be made to evict");
   }
 };
 
