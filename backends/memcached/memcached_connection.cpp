@@ -18,7 +18,16 @@ MemcachedConnection::MemcachedConnection(std::string host, std::uint16_t port,
 
 std::string MemcachedConnection::endpoint() const { return host_ + ":" + std::to_string(port_); }
 
+// memcached never writes unasked, so an idle connection that polls readable was closed by
+// the server (a restart, an idle timeout): nothing sent on it could be answered. It is
+// dropped for a new one before the request, which then counts as sent only once.
+bool MemcachedConnection::closed_by_server() const {
+  pollfd p{fd_.get(), POLLIN | POLLRDHUP, 0};
+  return ::poll(&p, 1, 0) != 0;
+}
+
 bool MemcachedConnection::ensure_connected(std::string& error) {
+  if (fd_.valid() && buffer_.empty() && closed_by_server()) fd_.reset();
   if (fd_.valid()) return true;
   try {
     fd_ = tcp_connect(host_, port_, connect_timeout_);
@@ -86,13 +95,20 @@ bool MemcachedConnection::read_line(std::string& line, std::chrono::steady_clock
   }
 }
 
-MemcachedReply MemcachedConnection::request(const std::string& request) {
+MemcachedReply MemcachedConnection::request(const std::string& request, std::string* value) {
   MemcachedReply r;
   if (!ensure_connected(r.error)) return r;
   const auto deadline = std::chrono::steady_clock::now() + command_timeout_;
   if (!send_all(request, deadline)) return lost("timeout or error sending to memcached at " + endpoint());
   std::string error;
   if (!read_line(r.line, deadline, error)) return lost(error);
+  if (value != nullptr && r.line.rfind("VA ", 0) == 0) {
+    // Our values hold no "\r\n", so the block is one line; its length says if it was.
+    if (!read_line(*value, deadline, error)) return lost(error);
+    if (std::to_string(value->size()) != r.line.substr(3, r.line.find(' ', 3) - 3)) {
+      return lost("a value of another length than \"" + r.line + "\" said, from memcached at " + endpoint());
+    }
+  }
   r.status = MemcachedReply::Status::kReply;
   return r;
 }

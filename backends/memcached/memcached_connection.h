@@ -4,10 +4,12 @@
 //
 // Not thread-safe: one owner. It connects lazily (platform/tcp.h) and drops the connection
 // after any I/O error or timeout, since a reply still on its way would answer the next
-// request; the next request reconnects. request() tells apart "nothing was sent" (no
-// connection) from "sent, but no whole reply" (a timeout, a lost connection), which is the
-// kFail / kUnknown rule of LockClient. Every call returns by its deadline: a connect takes
-// at most the connect timeout, a request at most the command timeout.
+// request; the next request reconnects, as does one on a connection the server closed
+// while it was idle (a restarted server), which is found before anything is sent on it.
+// request() tells apart "nothing was sent" (no connection) from "sent, but no whole reply"
+// (a timeout, a lost connection), which is the kFail / kUnknown rule of LockClient. Every
+// call returns by its deadline: a connect takes at most the connect timeout, a request at
+// most the command timeout.
 #pragma once
 
 #include <chrono>
@@ -33,8 +35,9 @@ class MemcachedConnection {
   MemcachedConnection& operator=(const MemcachedConnection&) = delete;
 
   // Sends request (whole lines, each ending "\r\n") and reads one reply line, within the
-  // command timeout.
-  MemcachedReply request(const std::string& request);
+  // command timeout. With `value`, a reply "VA <len> …" is followed by its data block,
+  // read into *value (a block of another length than it said: kLost).
+  MemcachedReply request(const std::string& request, std::string* value = nullptr);
   // Sends request and reads reply lines until one equals `last` (pipelined commands ended
   // by "mn", answered "MN"), calling on_line for each line before it. Same outcomes.
   template <class OnLine>
@@ -44,6 +47,7 @@ class MemcachedConnection {
 
  private:
   bool ensure_connected(std::string& error);
+  bool closed_by_server() const;
   bool send_all(const std::string& data, std::chrono::steady_clock::time_point deadline);
   // One line into `line`, without "\r\n"; false on timeout, EOF or error (error says which).
   bool read_line(std::string& line, std::chrono::steady_clock::time_point deadline, std::string& error);

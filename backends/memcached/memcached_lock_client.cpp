@@ -37,6 +37,9 @@ std::optional<std::int64_t> memcached_cas_of(const std::string& line) {
   return cas;
 }
 
+// The return code a meta reply starts with ("HD", "NS", "EX", "NF"), before its flags.
+std::string memcached_code_of(const std::string& line) { return line.substr(0, line.find(' ')); }
+
 }  // namespace
 
 std::int64_t memcached_ttl_seconds(std::chrono::milliseconds ttl) {
@@ -86,8 +89,9 @@ LockResult MemcachedLockClient::acquire(const std::string& key, std::chrono::mil
   MemcachedReply r = conn_.request("ms " + key + " " + std::to_string(owner.size()) + " T" + std::to_string(ttl_s) +
                                    " ME c\r\n" + owner + "\r\n");
   if (auto outcome = memcached_transport_outcome(r)) return *outcome;
-  if (r.line == "NS") return fail("lock held by another client");
-  std::optional<std::int64_t> cas = r.line.rfind("HD", 0) == 0 ? memcached_cas_of(r.line) : std::nullopt;
+  const std::string code = memcached_code_of(r.line);
+  if (code == "NS") return fail("lock held by another client");
+  std::optional<std::int64_t> cas = code == "HD" ? memcached_cas_of(r.line) : std::nullopt;
   // Stored but without its CAS, or an answer it does not know: the item may be there.
   if (!cas) return unknown("unexpected reply to acquire: \"" + r.line + "\"");
   Grant g{key, std::nullopt, std::move(owner), {{"cas", *cas}, {"ttl_s", ttl_s}}};
@@ -99,12 +103,25 @@ LockResult MemcachedLockClient::release(const Grant& g) {
   if (!g.detail.is_object() || !g.detail.contains("cas") || !g.detail.at("cas").is_number_integer()) {
     return fail("the grant carries no cas (not a memcached grant)", true);
   }
-  MemcachedReply r = conn_.request("md " + g.key + " C" + std::to_string(g.detail.at("cas").get<std::int64_t>()) +
-                                   "\r\n");
+  const std::string cas = std::to_string(g.detail.at("cas").get<std::int64_t>());
+  // First the item's value and CAS: a CAS alone is not this grant's after a restart, which
+  // counts CAS values from 1 again. A read changes nothing, so a lost one is a kFail.
+  std::string value;
+  MemcachedReply read = conn_.request("mg " + g.key + " v c\r\n", &value);
+  if (read.status == MemcachedReply::Status::kLost) return fail("release not sent: " + read.error);
+  if (auto outcome = memcached_transport_outcome(read)) return *outcome;
+  const std::string read_code = memcached_code_of(read.line);
+  if (read_code == "EN") return fail("not held: the key is gone (expired or evicted)");
+  if (read_code != "VA") return fail("unexpected reply to the release's read: \"" + read.line + "\"");
+  if (value != g.owner || memcached_cas_of(read.line) != g.detail.at("cas").get<std::int64_t>()) {
+    return fail("not held: the key holds another grant (another owner or cas)");
+  }
+  MemcachedReply r = conn_.request("md " + g.key + " C" + cas + "\r\n");
   if (auto outcome = memcached_transport_outcome(r)) return *outcome;
-  if (r.line.rfind("HD", 0) == 0) return lock_result::ok();
-  if (r.line.rfind("NF", 0) == 0) return fail("not held: the key is gone (expired or evicted)");
-  if (r.line.rfind("EX", 0) == 0) return fail("not held: the key holds another grant (another cas)");
+  const std::string code = memcached_code_of(r.line);
+  if (code == "HD") return lock_result::ok();
+  if (code == "NF") return fail("not held: the key is gone (expired or evicted)");
+  if (code == "EX") return fail("not held: the key holds another grant (another owner or cas)");
   return unknown("unexpected reply to release: \"" + r.line + "\"");
 }
 

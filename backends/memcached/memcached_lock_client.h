@@ -4,9 +4,14 @@
 // acquire: meta set in add mode, returning the item's CAS — `ms <key> <len> T<s> ME c` — so
 //   it stores only when no item has the key. "HD c<cas>" is the grant; "NS" is a refusal
 //   (held by another client). The CAS goes in the grant's detail ({"cas", "ttl_s"}).
-// release: compare-and-delete — `md <key> C<cas>` — deletes only the item this grant
-//   stored: a stale holder whose key expired (or was evicted) and was taken again by
-//   another client gets "EX" (another grant's item) or "NF" (none), never deletes it.
+// release: compare-and-delete — `mg <key> v c`, then, only when the item holds this
+//   grant's owner and CAS, `md <key> C<cas>` — deletes only the item this grant stored: a
+//   stale holder whose key expired (or was evicted) and was taken again by another client
+//   is refused ("EN"/"NF": none; "EX" or another value: another grant's), never deletes it.
+//   The CAS alone would not do: after a restart memcached counts CAS values from 1 again,
+//   and `md C<cas>` of a grant from before it deleted the next holder's item of the same
+//   CAS (the restart test found it). What remains: a restart and a new grant of the same
+//   CAS between the read and the delete (one round trip) would still be deleted.
 // No fencing token: a CAS is unique only within one server process's life (memcached keeps
 //   no state, and counts CAS values from 1 again after a restart), so it cannot fence.
 // No extend: LockClient has none, and memcached's touch (`mg <key> T<s>`) is not
@@ -23,7 +28,8 @@
 // kMemcachedTickJitter.
 //
 // Outcomes follow LockClient's rule: no connection is kFail with not_sent; a refusal ("NS",
-// "EX", "NF") or an error answer (SERVER_ERROR out of memory under -M, CLIENT_ERROR) is
+// "EX", "NF", "EN", another owner), a release whose read got no answer (a read changes
+// nothing) or an error answer (SERVER_ERROR out of memory under -M, CLIENT_ERROR) is
 // kFail; a timeout or a connection lost mid-command is kUnknown, as is a reply it cannot
 // read. Not thread-safe; each call returns within the connect + command timeouts.
 #pragma once
