@@ -15,7 +15,7 @@
 // press_memory (the memory-pressure fault): from inside the node's network, stores filler
 // items of random values and lock-item sizes (so that they land in the lock keys' slab
 // classes, whose LRU tails then go) without pause until the deadline, each living
-// until a second past it, and reports how many were stored, refused and how many items
+// until a second or two past it, and reports how many were stored, refused and how many items
 // memcached evicted meanwhile (its `stats` evictions). Thread-safety as LockServer says;
 // press_memory may run while the clients' ops go on (a connection of its own).
 #pragma once
