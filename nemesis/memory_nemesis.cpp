@@ -61,7 +61,7 @@ void MemoryNemesis::press_locked(const std::string& node, std::chrono::milliseco
   });
 }
 
-// Joins the fill (done by its deadline, or ending: ≤ kPressBound) and records what it did.
+// Joins the fill (done by its deadline plus one exchange, ≤ 2 s) and records what it did.
 void MemoryNemesis::relieve_locked() {
   if (!fill_) return;
   if (fill_->thread.joinable()) fill_->thread.join();

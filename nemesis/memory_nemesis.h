@@ -13,7 +13,8 @@
 // Thread-safe as nemesis.h says: start/tick/heal/replay come from the family's thread;
 // describe_active reads FaultStatus and never waits for the fill. The fill thread is
 // joined by tick() once --pause-ms is over, by heal() (which ends it early) and by the
-// destructor; each join waits at most kPressBound past the fill's deadline.
+// destructor; each join waits at most one exchange with the server (≤ 2 s,
+// LockServer::press_memory) past the fill's deadline.
 #pragma once
 
 #include <atomic>

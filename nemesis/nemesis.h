@@ -56,8 +56,6 @@ inline constexpr std::chrono::milliseconds kClockBound{5000};   // one node's cl
 inline constexpr std::chrono::milliseconds kFreezeBound{5000};  // a whole node frozen or thawed
 inline constexpr std::chrono::milliseconds kLaunchBound{60000}; // a process started again (an upload under ssh)
 inline constexpr std::chrono::milliseconds kSessionBound{5000}; // a client's sessions ended (a statement per server)
-// A memory-pressure fill past its --pause-ms: the last exchange with the server, ≤ 2 s.
-inline constexpr std::chrono::milliseconds kPressBound{3000};
 // A heal once the user pressed Ctrl-C: short, as nothing that follows needs it (teardown
 // resumes, thaws and unblocks everything anyway).
 inline constexpr std::chrono::milliseconds kInterruptedHealBound{500};
