@@ -11,7 +11,7 @@
 // of the bench. The Processes belong to the Runtime, which must outlive this object.
 //
 // Thread-safety: setup() and teardown() are called alone; in between, the fault families
-// call start/launch/await_ready/stop/kill/pause/resume/kill_sessions from their own threads
+// call start/launch/await_ready/stop/kill/pause/resume/kill_sessions/press_memory from their own threads
 // (kill_sessions from a client's, on its lock event), and an implementation must keep its
 // own state consistent under that (DaemonServer does), never holding a lock another node's
 // action needs while it spawns or waits.
@@ -21,6 +21,7 @@
 // probe per node.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <stdexcept>
@@ -33,6 +34,17 @@
 #include "platform/runtime.h"
 
 namespace fencecheck {
+
+// What a press_memory (the memory-pressure fault) did: filler items stored and refused
+// (a full cache that does not evict), and the items the server evicted meanwhile by its
+// own count (nullopt when it could not say); error: why it stopped before the deadline
+// (the server went away), empty otherwise.
+struct MemoryPressure {
+  std::int64_t stored = 0;
+  std::int64_t refused = 0;
+  std::optional<std::int64_t> evictions;
+  std::string error;
+};
 
 class LockServer {
  public:
@@ -86,6 +98,14 @@ class LockServer {
   // Returns by the deadline; throws HarnessError when a server cannot be asked by then or
   // refuses.
   virtual int kill_sessions(const std::string& client, const Deadline& deadline);
+  // Fills the node's server's memory with filler items until the deadline, so that it
+  // evicts what it holds, lock keys included (memory-pressure), and says what happened.
+  // Only for a backend whose BackendInfo::offers has Capability::kEvictsKeys with the run's
+  // options: by default it throws HarnessError. Called with the server running, from the
+  // fault family's thread, while the clients' ops go on; returns by the deadline (plus one
+  // exchange with the server, ≤ 2 s). A server that goes away meanwhile ends it early
+  // (MemoryPressure::error), which is not an error.
+  virtual MemoryPressure press_memory(const std::string& node, const Deadline& deadline);
 
   // Stops every server, by the deadline (a silent host's is left to the runtime's
   // removal). Idempotent; never throws.
@@ -98,6 +118,10 @@ inline nlohmann::json LockServer::client_config_at(const std::vector<HostPort>&)
 
 inline int LockServer::kill_sessions(const std::string& client, const Deadline&) {
   throw HarnessError("this backend cannot end the sessions of " + client + " on its servers");
+}
+
+inline MemoryPressure LockServer::press_memory(const std::string& node, const Deadline&) {
+  throw HarnessError("this backend cannot fill the memory of its server on " + node);
 }
 
 }  // namespace fencecheck

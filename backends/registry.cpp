@@ -6,6 +6,7 @@
 
 #include "backends/etcd/etcd_backend.h"
 #include "backends/mariadb/mariadb_backend.h"
+#include "backends/memcached/memcached_backend.h"
 #include "backends/postgres/postgres_backend.h"
 #include "backends/redis/redis_backend.h"
 #include "backends/redlock/redlock_backend.h"
@@ -23,8 +24,23 @@ const std::vector<BackendInfo>& backend_registry() {
       zookeeper_backend_info(),
       etcd_backend_info(),
       mariadb_backend_info(),
+      memcached_backend_info(),
   };
   return registry;
+}
+
+Capabilities backend_offers(const BackendInfo& backend, const BackendOptions& options) {
+  Capabilities taken;
+  if (backend.withheld) {
+    for (const CapabilityReason& r : backend.withheld(options)) taken = taken | Capabilities{r.capability};
+  }
+  return backend.offers - taken;
+}
+
+std::vector<CapabilityReason> backend_reasons(const BackendInfo& backend, const BackendOptions& options) {
+  std::vector<CapabilityReason> out = backend.withheld ? backend.withheld(options) : std::vector<CapabilityReason>{};
+  out.insert(out.end(), backend.reasons.begin(), backend.reasons.end());
+  return out;
 }
 
 const BackendInfo* find_backend(std::string_view name) { return find_by_name(backend_registry(), name); }

@@ -66,8 +66,13 @@ struct BackendInfo {
   // reaches its servers' clocks — without it a clock fault aimed at its servers is refused
   // before the run (one aimed at the clients, --nemesis-targets clients, is not), and at
   // run time ServerClocks checks each server once more, by the clock file it mapped;
-  // kKillsSessions when LockServer::kill_sessions ends a client's sessions (kill-session).
+  // kKillsSessions when LockServer::kill_sessions ends a client's sessions (kill-session);
+  // kEvictsKeys when LockServer::press_memory makes its servers evict (memory-pressure).
   Capabilities offers;
+  // Those of `offers` that some option values take away (memcached's evict=off withholds
+  // kEvictsKeys), each with why, from the resolved options; nullptr: none. The run's
+  // capability check (harness/run/capability_check.h) reads it with the run's options.
+  std::function<std::vector<CapabilityReason>(const BackendOptions& options)> withheld = nullptr;
   // What it needs of the runtime: kSharesFiles when its setup works on what its servers
   // made, through the controller's own files (a runtime whose nodes hold copies is refused).
   Capabilities needs;
@@ -87,6 +92,10 @@ struct BackendInfo {
 };
 
 const std::vector<BackendInfo>& backend_registry();
+// What backend offers with these resolved options (`offers` less what `withheld` takes),
+// and why it lacks each capability it lacks (`withheld`'s first, then `reasons`: reason_for takes the first).
+Capabilities backend_offers(const BackendInfo& backend, const BackendOptions& options);
+std::vector<CapabilityReason> backend_reasons(const BackendInfo& backend, const BackendOptions& options);
 // nullptr for an unknown name.
 const BackendInfo* find_backend(std::string_view name);
 // "redis, redlock, …" for error messages.

@@ -37,6 +37,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "backends/lock_server.h"
 #include "nemesis/lock_events.h"
 #include "options/option_spec.h"
 #include "platform/deadline.h"
@@ -120,6 +121,15 @@ class NodeProcesses {
   virtual std::optional<int> kill_sessions(const std::string& client, const Deadline& deadline) {
     (void)deadline;
     throw HarnessError("these nodes cannot end the sessions of " + client);
+  }
+  // Servers only, where the backend can (Capability::kEvictsKeys, memory-pressure): fills
+  // the node's server's memory until the deadline (LockServer::press_memory) and says what
+  // it did. nullopt when the server is down or paused: then nothing was done. Holds no lock
+  // another fault's action needs (a kill meanwhile ends the fill early, in its `error`). By
+  // default it throws HarnessError (the run refuses the fault where the backend cannot).
+  virtual std::optional<MemoryPressure> press_memory(const std::string& node, const Deadline& deadline) {
+    (void)deadline;
+    throw HarnessError("the server on " + node + " cannot be made to evict");
   }
 };
 

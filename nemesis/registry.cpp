@@ -3,6 +3,7 @@
 
 #include "nemesis/clock_nemesis.h"
 #include "nemesis/crash_nemesis.h"
+#include "nemesis/memory_nemesis.h"
 #include "nemesis/fault_registry.h"
 #include "nemesis/partition_nemesis.h"
 #include "nemesis/pause_nemesis.h"
@@ -34,7 +35,7 @@ std::vector<OptionSpec> declared_fault_options() {
                  "one/minority/majority/all, clock faults: random); clients: clock faults hit a random "
                  "subset of the clients instead (a lock library reads its own wall clock)";
   return {
-      fault_option("pause-ms", 3000, 1, "how long a pause, or a partition-holder cut, lasts"),
+      fault_option("pause-ms", 3000, 1, "how long a pause, a partition-holder cut or a memory-pressure fill lasts"),
       fault_option("restart-ms", 0, 0, "how long a killed process stays down (0: restart at once)"),
       fault_option("clock-max-ms", 30000, 1, "largest wall-clock offset a clock fault sets"),
       fault_option("clock-min-ms", 0, 0, "smallest magnitude of a clock-bump"),
@@ -189,6 +190,14 @@ const std::vector<FaultInfo>& fault_registry() {
                       "pg_terminate_backend), its session-bound locks with them",
        .make = make_session_nemesis,
        .needs = {C::kRunsServers, C::kKillsSessions},
+       .self_timed = true},
+      {.name = "memory-pressure",
+       .family = "memory",
+       .description = "fill a server's memory with filler items for --pause-ms, so that its LRU evicts held lock keys "
+                      "(memcached with evict=on)",
+       .make = make_memory_nemesis,
+       .options = {"pause-ms"},
+       .needs = {C::kRunsServers, C::kEvictsKeys},
        .self_timed = true},
   };
   return registry;

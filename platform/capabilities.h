@@ -33,10 +33,11 @@ enum class Capability : std::uint8_t {
   kServerClocksReachable,
   kClientRenews,
   kKillsSessions,
+  kEvictsKeys,
   // of the client
   kPausesInsideClient,
 };
-inline constexpr std::size_t kCapabilityCount = 11;
+inline constexpr std::size_t kCapabilityCount = 12;
 
 // Who offers a capability: the one provider of each kind a run has.
 enum class Provider : std::uint8_t { kRuntime, kBackend, kClient };
@@ -81,6 +82,8 @@ inline constexpr std::array<CapabilityInfo, kCapabilityCount> kCapabilityTable =
      "has a client that renews its grants on its own and says so (renewed notices)"},
     {Capability::kKillsSessions, "kills-sessions", Provider::kBackend,
      "ends a client's sessions on its servers (its session-bound locks with them)"},
+    {Capability::kEvictsKeys, "evicts-keys", Provider::kBackend,
+     "evicts held lock keys when its servers' memory fills (a cache's LRU)"},
     {Capability::kPausesInsideClient, "pauses-inside-client", Provider::kClient,
      "pauses inside its lock library right after it sent the lock commands"},
 }};

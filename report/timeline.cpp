@@ -16,9 +16,14 @@ constexpr std::size_t kValueChars = 120;
 
 // The start line each end line closes, by f.
 const std::map<std::string, std::string, std::less<>> kEnds = {
-    {"resume", "pause"}, {"heal", "partition"}, {"clock-reset", "clock-bump"}, {"start", "kill"}};
+    {"resume", "pause"},
+    {"heal", "partition"},
+    {"clock-reset", "clock-bump"},
+    {"start", "kill"},
+    {"memory-relieved", "memory-pressure"}};
 bool is_start(std::string_view f) {
-  return f == "pause" || f == "partition" || f == "clock-bump" || f == "clock-strobe" || f == "kill";
+  return f == "pause" || f == "partition" || f == "clock-bump" || f == "clock-strobe" || f == "kill" ||
+         f == "memory-pressure";
 }
 
 // "c1, c2": the nodes a nemesis value names (targets, or the keys of offsets/deltas, or

@@ -22,7 +22,7 @@ build=(
 servers=(
   # servers under test: every debian_package of BackendInfo::binaries (backends/*_backend.cpp)
   # must be here; backend_registry_test checks it
-  redis-server zookeeper default-jre-headless postgresql etcd-server mariadb-server
+  redis-server zookeeper default-jre-headless postgresql etcd-server mariadb-server memcached
   # cluster=galera of the mariadb backend: the wsrep provider mariadbd loads (rsync, its SST, comes with mariadb-server)
   galera-4 rsync
   # fault injection

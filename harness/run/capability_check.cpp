@@ -53,6 +53,10 @@ std::optional<Offer> chosen(Provider p, const RunProviders& run) {
       return Offer{run.runtime->name, run.runtime->offers, run.runtime->reasons};
     case Provider::kBackend:
       if (run.backend == nullptr) return std::nullopt;
+      if (run.backend_options != nullptr) {
+        return Offer{run.backend->name, backend_offers(*run.backend, *run.backend_options),
+                     backend_reasons(*run.backend, *run.backend_options)};
+      }
       return Offer{run.backend->name, run.backend->offers, run.backend->reasons};
     case Provider::kClient:
       if (!run.client) return std::nullopt;

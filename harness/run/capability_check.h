@@ -30,6 +30,9 @@ struct RunProviders {
   const RuntimeInfo* runtime = nullptr;
   const BackendInfo* backend = nullptr;
   std::optional<std::string> client = std::nullopt;  // a --client value: native or an adapter's name
+  // The backend's resolved options, when the run chose them: what it offers may depend on
+  // them (BackendInfo::withheld). nullptr: its `offers` as declared.
+  const std::map<std::string, std::string>* backend_options = nullptr;
 };
 
 // What one needer needs, as a message names it.

@@ -61,6 +61,16 @@ std::optional<int> ServerProcesses::kill_sessions(const std::string& client, con
   return server_.kill_sessions(client, deadline);
 }
 
+// Without the node's lock: the fill lasts seconds, and a kill or pause meanwhile must not
+// wait for it (the fill then ends early, or its next batch waits out its timeout).
+std::optional<MemoryPressure> ServerProcesses::press_memory(const std::string& node, const Deadline& deadline) {
+  if (!server_.running(node)) return std::nullopt;
+  for (Process* p : server_.processes(node)) {
+    if (p->paused()) return std::nullopt;
+  }
+  return server_.press_memory(node, deadline);
+}
+
 void HistoryFaultLog::record(const std::string& f, const nlohmann::json& value,
                              std::optional<TimeSource::Instant> planned) {
   if (!planned) {

@@ -53,6 +53,7 @@ class ServerProcesses final : public NodeProcesses {
   }
   std::optional<std::string> leader() const override { return server_.leader(); }
   std::optional<int> kill_sessions(const std::string& client, const Deadline& deadline) override;
+  std::optional<MemoryPressure> press_memory(const std::string& node, const Deadline& deadline) override;
   void freeze(const std::string& node, const Deadline& deadline) override { runtime_.freeze(node, deadline); }
   void thaw(const std::string& node, const Deadline& deadline) override { runtime_.thaw(node, deadline); }
 

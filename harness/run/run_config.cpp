@@ -81,8 +81,9 @@ std::optional<std::string> RunConfig::input_problem(const OptionSchema& schema) 
   if (find_workload(workload) == nullptr) {
     return "unknown workload \"" + workload + "\"; valid workloads: " + workload_names();
   }
+  BackendOptions resolved_options;
   try {
-    resolve_backend_options(*b, backend_opts);
+    resolved_options = resolve_backend_options(*b, backend_opts);
   } catch (const std::invalid_argument& e) {
     return std::string("--backend-opt: ") + e.what();
   }
@@ -107,7 +108,8 @@ std::optional<std::string> RunConfig::input_problem(const OptionSchema& schema) 
     }
   }
   const bool aims_at_clients = opts.has("nemesis-targets") && opts.text("nemesis-targets") == kClientTargets;
-  const RunProviders providers{rt, b, opts.has("client") ? opts.text("client") : std::string(kNativeClient)};
+  const RunProviders providers{rt, b, opts.has("client") ? opts.text("client") : std::string(kNativeClient),
+                               &resolved_options};
   for (const auto& f : nemesis) {
     const FaultInfo* info = find_fault(f);
     if (info == nullptr) return "unknown fault \"" + f + "\"; valid faults: " + fault_names() + " (or none)";

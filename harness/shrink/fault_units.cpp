@@ -14,7 +14,8 @@ using std::chrono::milliseconds;
 
 // The lines after which a family has nothing in force (a kill-session is over once done).
 bool ends_fault(const std::string& f) {
-  static const std::set<std::string> kEnds = {"resume", "heal", "ready", "clock-reset", "kill-session"};
+  static const std::set<std::string> kEnds = {"resume", "heal", "ready", "clock-reset", "kill-session",
+                                                     "memory-relieved"};
   return kEnds.contains(f);
 }
 

@@ -3,8 +3,9 @@
 // one ordered list as signals (pause = SIGSTOP, resume = SIGCONT, kill = SIGKILL, stop =
 // SIGTERM, launch = 0) so tests can assert what a nemesis did, in order; a killed or
 // stopped node is down (pause/kill/stop do nothing and return false) until launched. The
-// servers end a client's sessions (kill_sessions) as open_sessions() says; the clients
-// cannot, as the real ones. Thread-safe, because the schedule
+// servers end a client's sessions (kill_sessions) as open_sessions() says, and fill their
+// memory (press_memory) at once, saying they stored 100 items and evicted 7; the clients
+// can do neither, as the real ones. Thread-safe, because the schedule
 // may call it from its own thread while the test reads it.
 #pragma once
 
@@ -92,6 +93,11 @@ class FakeNemesisEnv {
     std::lock_guard lock(mu_);
     return sessions_killed_;
   }
+  // The server nodes press_memory was asked to fill, in order.
+  std::vector<std::string> pressed() const {
+    std::lock_guard lock(mu_);
+    return pressed_;
+  }
   // What arm_pause_inside() last armed on the clients (0: nothing).
   std::chrono::milliseconds armed_inside() const {
     std::lock_guard lock(mu_);
@@ -166,6 +172,14 @@ class FakeNemesisEnv {
         if (env_.down_.contains(node)) return std::nullopt;
       }
       return std::exchange(env_.sessions_[client], 0);
+    }
+    // Servers only: nullopt while the node is down.
+    std::optional<MemoryPressure> press_memory(const std::string& node, const Deadline& d) override {
+      if (!servers_) return NodeProcesses::press_memory(node, d);  // throws, as the real clients'
+      std::lock_guard lock(env_.mu_);
+      env_.pressed_.push_back(node);
+      if (env_.down_.contains(node)) return std::nullopt;
+      return MemoryPressure{.stored = 100, .refused = 0, .evictions = 7, .error = ""};
     }
     bool kill(const std::string& node, const Deadline&) override {
       if (!act(node, SIGKILL)) return false;
@@ -266,6 +280,7 @@ class FakeNemesisEnv {
   std::map<std::string, int> sessions_;  // client → sessions open on the servers
   std::vector<std::string> sessions_killed_;
   bool failing_kill_sessions_ = false;
+  std::vector<std::string> pressed_;
   Processes clients_, servers_;
   FakeNet net_{*this};
   FakeClocks clocks_;

@@ -75,7 +75,7 @@ TEST(FaultRegistry, FamiliesOfListsEachFamilyOnceInRegistryOrder) {
 TEST(FaultRegistry, AnOptionsHelpNamesTheFaultsThatReadIt) {
   for (const OptionSpec& spec : fault_option_specs()) {
     if (spec.name != "pause-ms") continue;
-    EXPECT_NE(spec.help.find("(read by pause-holder, pause-acquirer, pause-after-send, pause-client, pause-server, freeze-client, freeze-server, partition-holder)"),
+    EXPECT_NE(spec.help.find("(read by pause-holder, pause-acquirer, pause-after-send, pause-client, pause-server, freeze-client, freeze-server, partition-holder, memory-pressure)"),
               std::string::npos)
         << spec.help;
     return;

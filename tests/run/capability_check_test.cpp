@@ -239,6 +239,30 @@ TEST(CapabilityCheck, KillSessionNeedsABackendThatEndsSessions) {
             "(you run them; it drives the clients only): use --runtime docker, local, netns or ssh");
 }
 
+// memory-pressure needs a backend whose servers evict, with the run's options: memcached
+// with evict=on; refused for redis, and for memcached with evict=off, saying why.
+TEST(CapabilityCheck, MemoryPressureNeedsABackendThatEvictsWithTheRunsOptions) {
+  const FaultInfo& pressure = *find_fault("memory-pressure");
+  auto check = [&](const char* backend, const std::vector<std::string>& opts) {
+    const BackendInfo* b = find_backend(backend);
+    const BackendOptions options = resolve_backend_options(*b, opts);
+    return missing_capability(fault_needs(pressure, false),
+                              {find_runtime("netns"), b, std::string(kNativeClient), &options})
+        .value_or("(accepted)");
+  };
+  EXPECT_EQ(check("redis", {}),
+            "fault \"memory-pressure\" needs a backend that evicts held lock keys when its servers' memory fills (a "
+            "cache's LRU), which --backend redis cannot: use --backend memcached");
+  EXPECT_EQ(check("memcached", {}), "(accepted)");
+  EXPECT_EQ(check("memcached", {"evict=on", "memory_mb=8"}), "(accepted)");
+  EXPECT_EQ(check("memcached", {"evict=off"}),
+            "fault \"memory-pressure\" needs a backend that evicts held lock keys when its servers' memory fills (a "
+            "cache's LRU), which --backend memcached cannot (evict=off is -M: memcached refuses to evict; the fault "
+            "would only fill the cache)");
+  EXPECT_EQ(pressure.needs, (Capabilities{C::kRunsServers, C::kEvictsKeys}));
+  EXPECT_EQ(pressure.options, std::vector<std::string>{"pause-ms"}) << "its length is --pause-ms";
+}
+
 // A fault that is only a row (no code in the check) is checked from its needs alone: a new
 // fault needing capabilities that exist is its registry row plus its family's code.
 TEST(CapabilityCheck, ANewFaultIsCheckedFromItsRowAlone) {

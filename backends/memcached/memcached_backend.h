@@ -1,0 +1,10 @@
+// The `memcached` entry of the backend registry (backends/registry.h).
+#pragma once
+
+#include "backends/registry.h"
+
+namespace fencecheck {
+
+BackendInfo memcached_backend_info();
+
+}  // namespace fencecheck
