@@ -91,7 +91,7 @@ const std::vector<AdapterInfo>& adapter_registry() {
        .language = "python",
        // The driver is the run's backend: tooz's redis, zookeeper, etcd3+http, postgresql,
        // mysql and memcached drivers.
-       .backends = {"redis", "zookeeper", "etcd", "postgres", "mariadb"},
+       .backends = {"redis", "zookeeper", "etcd", "postgres", "mariadb", "memcached"},
        .promise = "Coordinator.get_lock: a distributed lock kept alive by the coordinator's heartbeat",
        .interpreter = kPython,
        .installed_marker = "/usr/lib/python3/dist-packages/tooz/coordination.py",

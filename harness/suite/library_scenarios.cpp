@@ -116,6 +116,25 @@ std::vector<Scenario> make_library_scenarios() {
        "the etcd3gw driver's heartbeat ignores refresh()'s -1 for an expired lease and logs nothing; it has "
        "no is_still_owner(): the holder is never told (tooz/drivers/etcd3gw.py)",
        join_args({"--backend", "etcd"}, kToozPauseHolder), {{"exclusion", I}}, {kOverstayed}},
+      {"L9", "tooz 3.1.0, memcached driver, holder paused past lock_timeout",
+       "the memcached driver's heartbeat touches the key without checking whose it is: after the key "
+       "expired and another member added it, the old holder's touch succeeds on the new owner's key "
+       "(tooz/drivers/memcached.py); is_still_owner() reads the value",
+       join_args({"--backend", "memcached"}, kToozPauseHolder), {{"exclusion", I}}, {kOverstayed}},
+      {"L9-evict", "tooz 3.1.0, memcached driver, the server's memory filled (LRU eviction)",
+       "Symfony's docs: memcached locks \"may disappear by mistake at any time\"; an evicted key is a lock "
+       "the server dropped before its expiry, with no notice to the holder",
+       {"--backend", "memcached", "--backend-opt", "memory_mb=8", "--client", "tooz", "--nemesis",
+        "memory-pressure", "--pause-ms", "2000", "--nemesis-interval", "2000", "--ttl-ms", "5000", "--hold-min-ms",
+        "1000", "--hold-ms", "1500", "--time-limit", "20"},
+       {{"exclusion", I}}, {kPromiseBroken}},
+      {"L9-restart", "tooz 3.1.0, memcached driver, the server restarted",
+       "memcached keeps nothing across a restart: \"every lock would be lost without notifying the running "
+       "processes\" (Symfony's docs)",
+       {"--backend", "memcached", "--client", "tooz", "--nemesis", "kill-server", "--restart-ms", "0",
+        "--nemesis-interval", "2000", "--ttl-ms", "5000", "--hold-min-ms", "1000", "--hold-ms", "1500",
+        "--time-limit", "20"},
+       {{"exclusion", I}}, {kPromiseBroken}},
       {"L10", "tooz 3.1.0, postgresql driver, the holder's connection killed by the server",
        "the advisory lock lives by its connection; tooz never rechecks its acquired flag, so a holder whose "
        "session an operator ended (pg_terminate_backend) still holds in its own eyes",
