@@ -118,6 +118,15 @@ void DaemonServer::keep_for_later_runs(Runtime& runtime, const std::string& node
 DaemonServer::DaemonServer(std::vector<std::string> nodes, milliseconds ready_timeout)
     : nodes_(std::move(nodes)), ready_timeout_(ready_timeout) {}
 
+bool DaemonServer::port_answers(Runtime& runtime, const std::string& node, const std::string& address, int port,
+                                const std::function<bool(const HostPort&)>& probe) {
+  if (!runtime.tcp_connects(node, address, port, std::chrono::milliseconds(200))) return false;
+  bool answered = false;
+  const HostPort target = runtime.probe_target(node, address, port);
+  runtime.run_in(node, [&] { answered = probe(target); });
+  return answered;
+}
+
 Runtime& DaemonServer::runtime() const {
   if (runtime_ == nullptr) throw HarnessError("server used before setup()");
   return *runtime_;

@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -54,6 +55,12 @@ class DaemonServer : public LockServer {
   virtual bool ready(Runtime& runtime, const std::string& node) = 0;
 
   Runtime& runtime() const;
+  // ready() of a daemon that one TCP port serves: false unless the port accepts a connection
+  // within 200 ms, then what `probe` says, run inside node's network (Runtime::run_in) with
+  // the address to reach the port from there. Blocks for the connect and the probe's own
+  // deadline.
+  static bool port_answers(Runtime& runtime, const std::string& node, const std::string& address, int port,
+                           const std::function<bool(const HostPort&)>& probe);
   // What configure() remembered for node in `per_node`; HarnessError naming the backend
   // when the node was never configured.
   template <class T>

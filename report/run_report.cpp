@@ -35,14 +35,6 @@ void require_run_dir(const fs::path& dir) {
   }
 }
 
-Timeline read_timeline(const fs::path& dir) {
-  HistoryReader history((dir / "history.jsonl").string());
-  std::error_code ec;
-  if (!fs::exists(dir / "resource.jsonl", ec)) return build_timeline(history, nullptr);
-  ResourceLogReader resource((dir / "resource.jsonl").string());
-  return build_timeline(history, &resource);
-}
-
 std::vector<FaultSpan> spans_of(const Timeline& t) {
   std::vector<FaultSpan> spans;
   for (const auto& f : t.faults) spans.push_back({f.fault, f.start, f.end, f.open_at_end});

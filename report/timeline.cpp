@@ -196,4 +196,12 @@ Timeline build_timeline(EventSource& history, ResourceLogReader* resource) {
   return t;
 }
 
+Timeline read_timeline(const std::filesystem::path& run_dir) {
+  HistoryReader history((run_dir / "history.jsonl").string());
+  std::error_code ec;
+  if (!std::filesystem::exists(run_dir / "resource.jsonl", ec)) return build_timeline(history, nullptr);
+  ResourceLogReader resource((run_dir / "resource.jsonl").string());
+  return build_timeline(history, &resource);
+}
+
 }  // namespace fencecheck::report

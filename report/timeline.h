@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -90,5 +91,7 @@ struct Timeline {
 
 // `resource` may be null (no resource.jsonl).
 Timeline build_timeline(EventSource& history, ResourceLogReader* resource);
+// The timeline of a run directory: its history.jsonl, and its resource.jsonl when there is one.
+Timeline read_timeline(const std::filesystem::path& run_dir);
 
 }  // namespace fencecheck::report

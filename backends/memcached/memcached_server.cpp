@@ -106,11 +106,9 @@ ProcessSpec MemcachedServer::daemon(const std::string& node) const {
 
 bool MemcachedServer::ready(Runtime& runtime, const std::string& node) {
   const Endpoint& e = endpoint(node);
-  if (!runtime.tcp_connects(node, e.address, e.port, std::chrono::milliseconds(200))) return false;
-  bool answers = false;
-  const HostPort t = runtime.probe_target(node, e.address, e.port);
-  runtime.run_in(node, [&] { answers = memcached_answers_version(t.address, t.port, std::chrono::milliseconds(500)); });
-  return answers;
+  return port_answers(runtime, node, e.address, e.port, [](const HostPort& t) {
+    return memcached_answers_version(t.address, t.port, std::chrono::milliseconds(500));
+  });
 }
 
 nlohmann::json MemcachedServer::client_config() const {

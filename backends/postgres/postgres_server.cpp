@@ -246,11 +246,8 @@ ProcessSpec PostgresServer::daemon(const std::string& node) const {
 
 bool PostgresServer::ready(Runtime& runtime, const std::string& node) {
   const Endpoint& e = endpoint(node);
-  if (!runtime.tcp_connects(node, e.address, e.port, milliseconds(200))) return false;
-  bool answered = false;
-  const HostPort t = runtime.probe_target(node, e.address, e.port);
-  runtime.run_in(node, [&] { answered = pg_ping(t.address, t.port, milliseconds(1000)); });
-  return answered;
+  return port_answers(runtime, node, e.address, e.port,
+                      [](const HostPort& t) { return pg_ping(t.address, t.port, milliseconds(1000)); });
 }
 
 void PostgresServer::setup(Runtime& runtime, const fs::path& nodes_dir) {

@@ -79,11 +79,8 @@ ProcessSpec RedisServer::daemon(const std::string& node) const {
 
 bool RedisServer::ready(Runtime& runtime, const std::string& node) {
   const Endpoint& e = endpoint(node);
-  if (!runtime.tcp_connects(node, e.address, e.port, std::chrono::milliseconds(200))) return false;
-  bool pong = false;
-  const HostPort t = runtime.probe_target(node, e.address, e.port);
-  runtime.run_in(node, [&] { pong = redis_ping(t.address, t.port, std::chrono::milliseconds(500)); });
-  return pong;
+  return port_answers(runtime, node, e.address, e.port,
+                      [](const HostPort& t) { return redis_ping(t.address, t.port, std::chrono::milliseconds(500)); });
 }
 
 nlohmann::json RedisServer::client_config() const {

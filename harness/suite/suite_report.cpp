@@ -97,7 +97,7 @@ struct Cells {
 };
 const std::vector<std::string> kColumns = {"scenario", "what", "backend", "faults", "expected", "observed",
                                            "detected", "false alarms", "median time to first violation",
-                                           "blame", "told"};
+                                           "blame", "told", "longest out of reach"};
 
 // "overstayed 12, promise-broken 1 (predicted overstayed)": the exclusion violations of
 // every run by class (docs/checkers.md, Blame); "—" when no run had one.
@@ -138,10 +138,21 @@ std::string told_text(const SuiteRow& row) {
   return out + "; " + std::to_string(notices) + " lost notices";
 }
 
+// "15.7 s, 1074 refused (3/10 runs)": the longest stretch of any run in which a lock nobody
+// held refused every acquire (report/stuck_locks.h), and how many runs had one; "—" if none.
+std::string out_of_reach_text(const SuiteRow& row) {
+  const SuiteRun* longest = row.longest_out_of_reach();
+  if (longest == nullptr) return "—";
+  const auto runs = std::count_if(row.runs.begin(), row.runs.end(),
+                                  [](const SuiteRun& r) { return r.out_of_reach_s.has_value(); });
+  return seconds_text(longest->out_of_reach_s) + ", " + std::to_string(longest->out_of_reach_refused) + " refused (" +
+         fraction(static_cast<std::size_t>(runs), row.runs.size()) + " runs)";
+}
+
 Cells cells_of(const SuiteRow& row) {
   return {{row.c.id, row.c.title, row.c.backend, row.c.faults, expected_text(row.c), observed_text(row),
            detection_text(row), false_alarm_text(row), seconds_text(row.median_first_violation_s()),
-           blame_text(row), told_text(row)}};
+           blame_text(row), told_text(row), out_of_reach_text(row)}};
 }
 
 std::string title_of(const std::string& kind) {
@@ -237,6 +248,8 @@ nlohmann::json suite_json(const SuiteResult& suite, const std::string& kind) {
                       {"mismatches", r.verdict.mismatches},
                       {"broken_checkers", r.verdict.broken},
                       {"first_violation_s", r.first_violation_s ? nlohmann::json(*r.first_violation_s) : nlohmann::json()},
+                      {"out_of_reach_s", r.out_of_reach_s ? nlohmann::json(*r.out_of_reach_s) : nlohmann::json()},
+                      {"out_of_reach_refused", r.out_of_reach_refused},
                       {"seconds", r.seconds},
                       {"error", r.error}});
     }

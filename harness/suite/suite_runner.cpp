@@ -17,6 +17,8 @@
 #include "platform/errors.h"
 #include "platform/json_text.h"
 #include "platform/stop_signals.h"
+#include "report/stuck_locks.h"
+#include "report/timeline.h"
 
 namespace fencecheck {
 
@@ -153,6 +155,15 @@ SuiteRun run_once(const SuiteCase& c, const SuiteOptions& o, std::uint64_t seed,
     return run;
   }
   run.first_violation_s = earliest_violation(run.results);
+  try {
+    std::vector<report::StuckLock> stuck = report::stuck_locks(report::read_timeline(run.run_dir));
+    if (!stuck.empty()) {
+      run.out_of_reach_s = static_cast<double>(stuck.front().to - stuck.front().from) / 1e9;
+      run.out_of_reach_refused = stuck.front().refused;
+    }
+  } catch (const std::exception&) {
+    // a history the checkers could read but not the timeline: the checkers' verdict stands
+  }
   if (c.scenario != nullptr) run.verdict = judge_scenario(*c.scenario, run.results);
   return run;
 }
@@ -186,6 +197,14 @@ std::size_t SuiteRow::false_alarms() const {
 std::size_t SuiteRow::as_expected() const {
   return static_cast<std::size_t>(
       std::count_if(runs.begin(), runs.end(), [](const SuiteRun& r) { return r.verdict.as_expected; }));
+}
+
+const SuiteRun* SuiteRow::longest_out_of_reach() const {
+  const SuiteRun* longest = nullptr;
+  for (const SuiteRun& r : runs) {
+    if (r.out_of_reach_s && (longest == nullptr || *r.out_of_reach_s > *longest->out_of_reach_s)) longest = &r;
+  }
+  return longest;
 }
 
 std::optional<double> SuiteRow::median_first_violation_s() const {

@@ -42,6 +42,10 @@ struct SuiteRun {
   std::filesystem::path run_dir;  // empty when the run never made one
   nlohmann::json results;         // its results.json; null when there is none
   std::optional<double> first_violation_s;  // earliest over the checkers
+  // The longest stretch a lock was out of reach (report/stuck_locks.h: refused acquires
+  // while no client held it), and its refused acquires; nullopt: none, or no history.
+  std::optional<double> out_of_reach_s;
+  std::uint64_t out_of_reach_refused = 0;
   ScenarioVerdict verdict;        // vs the scenario (meaningless without one)
   double seconds = 0;             // wall time of the whole run (setup and checks included)
   std::string error;              // why the run could not be judged; empty otherwise
@@ -55,6 +59,8 @@ struct SuiteRow {
   std::size_t false_alarms() const;
   std::size_t as_expected() const;
   std::optional<double> median_first_violation_s() const;
+  // The run with the longest out_of_reach_s; nullptr when none has one.
+  const SuiteRun* longest_out_of_reach() const;
 };
 
 struct SuiteOptions {

@@ -141,6 +141,21 @@ TEST(SuiteReport, SuiteMdAndSuiteJsonListTheRunsNotAsPredicted) {
   EXPECT_EQ(j["rows"][0]["runs"][1]["run_dir"], "/store/runs/K5-delayed/B");
 }
 
+TEST(SuiteReport, TheLongestLockOutOfReachIsTheLongestRunsWithTheRunsThatHadOne) {
+  SuiteResult suite = delayed_with_a_false_alarm();
+  const std::string none = suite_markdown(suite, "kleppmann", "/store");
+  EXPECT_NE(none.find("| longest out of reach |"), std::string::npos) << none;
+  suite.rows[0].runs[0].out_of_reach_s = 2.5;
+  suite.rows[0].runs[0].out_of_reach_refused = 40;
+  suite.rows[0].runs[2].out_of_reach_s = 15.7;
+  suite.rows[0].runs[2].out_of_reach_refused = 1074;
+  const std::string md = suite_markdown(suite, "kleppmann", "/store");
+  EXPECT_NE(md.find("15.70 s, 1074 refused (2/3 runs)"), std::string::npos) << md;
+  json j = suite_json(suite, "kleppmann");
+  EXPECT_EQ(j["rows"][0]["runs"][2]["out_of_reach_s"], 15.7);
+  EXPECT_EQ(j["rows"][0]["runs"][1]["out_of_reach_s"], json());
+}
+
 TEST(SuiteSummary, ALongOrMultiLineCheckerSummaryStaysOnOneShortLine) {
   SuiteResult suite = delayed_with_a_false_alarm();
   std::string long_summary = "first\nsecond " + std::string(400, 'x') + "é";
