@@ -30,6 +30,14 @@ const Args kCuratorCut = join_args(kZkHolderCut, {"--client", "curator"});
 const Args kToozPauseHolder = {"--client", "tooz", "--nemesis", "pause-holder", "--ttl-ms", "2000", "--pause-ms",
                                "5000", "--nemesis-interval", "1000", "--hold-ms", "200", "--resource", "unfenced",
                                "--time-limit", "20"};
+// A memcached that drops a held key (eviction, restart) before its 5 s expiry. The holder's
+// adapter notices within its 100 ms poll of is_still_owner(), so the overlap needs another
+// client's add inside that window: non-blocking acquires, retried at once, make one land
+// there (acquires blocking 500 ms back off up to 1 s, and 3 runs in 10 had no overlap,
+// 2026-12-04).
+const Args kToozMemcachedLoss = {"--client", "tooz", "--acquire-timeout-ms", "0", "--nemesis-interval", "2000",
+                                 "--ttl-ms", "5000", "--hold-min-ms", "1000", "--hold-ms", "1500",
+                                 "--time-limit", "20"};
 // The server ends the holder's session right after its grant, as an operator's KILL would.
 // Holds of 1-1.5 s: the other clients poll GET_LOCK / pg_try_advisory_lock with a backoff of
 // up to 1 s (tooz's tenacity retry), and with 200 ms holds one run in 5 had no poll land
@@ -38,10 +46,10 @@ const Args kToozKillSession = {"--client", "tooz", "--nemesis", "kill-session", 
                                "--nemesis-interval", "1000", "--hold-min-ms", "1000", "--hold-ms", "1500",
                                "--time-limit", "15"};
 
-// args with their --time-limit set to seconds (an option given twice is refused).
-Args with_time_limit(Args args, const char* seconds) {
+// args with `option`'s value replaced (an option given twice is refused).
+Args with_option(Args args, const char* option, const char* value) {
   for (std::size_t i = 0; i + 1 < args.size(); ++i) {
-    if (args[i] == "--time-limit") args[i + 1] = seconds;
+    if (args[i] == option) args[i + 1] = value;
   }
   return args;
 }
@@ -68,17 +76,19 @@ std::vector<Scenario> make_library_scenarios() {
        "no validity check: 5.0.0-beta.2 grants the lease the pause spent while another client holds it",
        // 25 s: one 1500 ms pause overlaps in 2 of 5 (fencecheck budget, 2026-12-04), and a
        // CI run under load had one pause in its 15 s and missed.
-       with_time_limit(join_args(join_args(kRedlock, kPauseAfterSend), {"--client", "node-redlock-5"}), "25"),
+       with_option(join_args(join_args(kRedlock, kPauseAfterSend), {"--client", "node-redlock-5"}), "--time-limit", "25"),
        {{"exclusion", I}}, {kGrantedExpired}},
       {"L3", "node-redlock 4.2.0, the clients' wall clocks jump",
        "node-redlock computes validity from the client's Date.now(); a jump can only shorten or lengthen "
        "what it believes, and the masters expire keys on their own clocks",
-       join_args(kRedlock, {"--client", "node-redlock", "--nemesis", "clock-bump", "--nemesis-targets", "clients",
-                       "--clock-min-ms", "1000", "--clock-max-ms", "5000", "--nemesis-interval", "1000"}),
-       {{"exclusion", V}}, {},
-       "valid 0/10 idle, but under CPU load (ctest -j3, or 3 busy loops) 2 of 3 runs overlapped: a "
-       "100 ms hold stretched past its 500 ms lease (one read took 0.77 s), a pause with no fault "
-       "(2026-12-04)"},
+       // 2 s leases, still shorter than the 1-5 s jumps: with 500 ms ones, a loaded machine
+       // (ctest -j3, or 3 busy loops) stretched a 100 ms hold past its lease in 2 runs of 3
+       // with no fault at all (one read took 0.77 s; 0/10 idle, 2026-12-04).
+       with_option(join_args(kRedlock, {"--client", "node-redlock", "--nemesis", "clock-bump", "--nemesis-targets",
+                                        "clients", "--clock-min-ms", "1000", "--clock-max-ms", "5000",
+                                        "--nemesis-interval", "1000"}),
+                   "--ttl-ms", "2000"),
+       {{"exclusion", V}}},
       {"L4", "redis-semaphore 5.8.0 Mutex, holder paused past lockTimeout",
        "redis-semaphore: the Mutex is refreshed in the background, and onLockLost is called when a "
        "refresh finds it gone (#175: it once re-acquired silently)",
@@ -124,16 +134,14 @@ std::vector<Scenario> make_library_scenarios() {
       {"L9-evict", "tooz 3.1.0, memcached driver, the server's memory filled (LRU eviction)",
        "Symfony's docs: memcached locks \"may disappear by mistake at any time\"; an evicted key is a lock "
        "the server dropped before its expiry, with no notice to the holder",
-       {"--backend", "memcached", "--backend-opt", "memory_mb=8", "--client", "tooz", "--nemesis",
-        "memory-pressure", "--pause-ms", "2000", "--nemesis-interval", "2000", "--ttl-ms", "5000", "--hold-min-ms",
-        "1000", "--hold-ms", "1500", "--time-limit", "20"},
+       join_args({"--backend", "memcached", "--backend-opt", "memory_mb=8", "--nemesis", "memory-pressure",
+                  "--pause-ms", "2000"},
+                 kToozMemcachedLoss),
        {{"exclusion", I}}, {kPromiseBroken}},
       {"L9-restart", "tooz 3.1.0, memcached driver, the server restarted",
        "memcached keeps nothing across a restart: \"every lock would be lost without notifying the running "
        "processes\" (Symfony's docs)",
-       {"--backend", "memcached", "--client", "tooz", "--nemesis", "kill-server", "--restart-ms", "0",
-        "--nemesis-interval", "2000", "--ttl-ms", "5000", "--hold-min-ms", "1000", "--hold-ms", "1500",
-        "--time-limit", "20"},
+       join_args({"--backend", "memcached", "--nemesis", "kill-server", "--restart-ms", "0"}, kToozMemcachedLoss),
        {{"exclusion", I}}, {kPromiseBroken}},
       {"L10", "tooz 3.1.0, postgresql driver, the holder's connection killed by the server",
        "the advisory lock lives by its connection; tooz never rechecks its acquired flag, so a holder whose "
