@@ -6,13 +6,24 @@
 namespace fencecheck::report {
 
 std::vector<StuckLock> stuck_locks(const Timeline& t, std::uint64_t min_refused) {
-  std::map<std::string, std::vector<const Hold*>> holds_of;
-  for (const Hold& h : t.holds) holds_of[h.key].push_back(&h);
+  // Per key, its holds' starts in order and the latest end among the holds so far: a hold
+  // overlaps [a, b] exactly when one starting by b ends at or after a.
+  struct KeyHolds {
+    std::vector<Nanos> starts, latest_end;
+  };
+  std::map<std::string, KeyHolds> holds_of;
+  for (const Hold& h : t.holds) {  // in start order (timeline.h)
+    KeyHolds& k = holds_of[h.key];
+    k.starts.push_back(h.start);
+    k.latest_end.push_back(k.latest_end.empty() ? h.end : std::max(k.latest_end.back(), h.end));
+  }
   // Whether some hold of `key` overlaps [a, b]: then the lock was someone's in between.
   auto held_within = [&](const std::string& key, Nanos a, Nanos b) {
     auto it = holds_of.find(key);
     if (it == holds_of.end()) return false;
-    return std::any_of(it->second.begin(), it->second.end(), [&](const Hold* h) { return h->start <= b && h->end >= a; });
+    const KeyHolds& k = it->second;
+    const auto started = std::upper_bound(k.starts.begin(), k.starts.end(), b) - k.starts.begin();
+    return started > 0 && k.latest_end[static_cast<std::size_t>(started - 1)] >= a;
   };
   std::map<std::string, StuckLock> longest;
   std::map<std::string, StuckLock> current;  // the stretch being extended, per key
