@@ -18,6 +18,8 @@ build=(
   # etcd's API protos (proto/etcd/CMakeLists.txt generates the C++ client from them) and
   # the gogo/googleapis protos they import
   golang-etcd-server-dev golang-github-gogo-protobuf-dev golang-github-gogo-googleapis-dev
+  # fclazydisk (nemesis/disk/), the FUSE file system whose crash loses unsynced writes
+  libfuse3-dev
 )
 servers=(
   # servers under test: every debian_package of BackendInfo::binaries (backends/*_backend.cpp)
@@ -27,10 +29,14 @@ servers=(
   galera-4 rsync
   # fault injection
   iptables iproute2 procps psmisc
+  # fclazydisk's mounts: fusermount3 (a lazy unmount after its crash) and /etc/fuse.conf
+  fuse3
 )
 runtime_libs=(
   # what a built fencecheck loads (ldd), without the -dev packages: the image's runtime
   libgrpc++1.51 libprotobuf32 libhiredis0.14 libzookeeper-mt2 libpq5 libmariadb3 libsimdjson14
+  # what fclazydisk loads
+  libfuse3-3
 )
 # The lock libraries' adapters (adapters/): their interpreters and Debian-packaged
 # libraries (javac compiles the Curator adapter at build time). Their npm packages are
