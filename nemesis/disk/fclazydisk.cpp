@@ -36,7 +36,13 @@
 // direct_io (the default) keeps the kernel's page cache out: every read and write reaches
 // this process. With direct_io a MAP_SHARED mmap of a file fails with ENODEV (MAP_PRIVATE
 // works); --no-direct-io lets the kernel cache pages (writes still pass through at once,
-// the cache dies with the mount), which MAP_SHARED users such as etcd's bbolt need.
+// the cache dies with the mount), which MAP_SHARED users such as etcd's bbolt need
+// (etcd 3.4 panics "cannot open database ... (no such device)" under direct_io).
+// nats-server 2.9 maps no file of its store (strace), and fsyncs nothing until its 2 min
+// sync interval: after a crash of this file system within that time its streams are gone
+// (meta.inf empty: "checksums do not match"). A kernel would have written dirty pages back
+// within ~30 s (dirty_expire_centisecs); this file system never does: the worst case.
+// Cost (2-core VM, ext4): 4 KiB appends ~280 MB/s through the mount, ~1.6 GB/s direct.
 //
 // Not supported: extended attributes, SEEK_DATA/SEEK_HOLE (the whole file is data),
 // fallocate modes other than 0 and KEEP_SIZE, POSIX/flock locks across processes are the
