@@ -7,6 +7,7 @@
 #include "backends/etcd/etcd_backend.h"
 #include "backends/mariadb/mariadb_backend.h"
 #include "backends/memcached/memcached_backend.h"
+#include "backends/nats/nats_backend.h"
 #include "backends/postgres/postgres_backend.h"
 #include "backends/redis/redis_backend.h"
 #include "backends/redlock/redlock_backend.h"
@@ -25,6 +26,7 @@ const std::vector<BackendInfo>& backend_registry() {
       etcd_backend_info(),
       mariadb_backend_info(),
       memcached_backend_info(),
+      nats_backend_info(),
   };
   return registry;
 }

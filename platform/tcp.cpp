@@ -98,4 +98,20 @@ std::optional<std::string> tcp_exchange(const std::string& address, std::uint16_
   }
 }
 
+std::optional<std::string> http_ok_body(const std::string& answer) {
+  // "HTTP/1.x 200 …\r\n…\r\n\r\nbody"
+  if (answer.rfind("HTTP/1.", 0) != 0) return std::nullopt;
+  const std::size_t space = answer.find(' ');
+  if (space == std::string::npos || answer.compare(space + 1, 3, "200") != 0) return std::nullopt;
+  const std::size_t blank = answer.find("\r\n\r\n");
+  if (blank == std::string::npos) return std::nullopt;
+  return answer.substr(blank + 4);
+}
+
+std::optional<std::string> http_get_ok_body(const std::string& address, std::uint16_t port, const std::string& path,
+                                            std::chrono::milliseconds timeout) {
+  std::optional<std::string> answer = tcp_exchange(address, port, "GET " + path + " HTTP/1.0\r\n\r\n", timeout);
+  return answer ? http_ok_body(*answer) : std::nullopt;
+}
+
 }  // namespace fencecheck

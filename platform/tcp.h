@@ -34,6 +34,13 @@ bool tcp_connect_within(const std::string& address, std::uint16_t port,
 std::optional<std::string> tcp_exchange(const std::string& address, std::uint16_t port,
                                         const std::string& request, std::chrono::milliseconds timeout);
 
+// The body of an HTTP answer with status 200 ("HTTP/1.x 200 …\r\n…\r\n\r\nbody"); nullopt for
+// another status or a malformed answer. Pure.
+std::optional<std::string> http_ok_body(const std::string& answer);
+// GET path over HTTP/1.0 (tcp_exchange) and the body of a 200 answer; nullopt otherwise.
+std::optional<std::string> http_get_ok_body(const std::string& address, std::uint16_t port, const std::string& path,
+                                            std::chrono::milliseconds timeout);
+
 // Waits until fd reports one of `events` (poll(2) flags) or deadline passes, retrying
 // EINTR. False on timeout or a poll error.
 bool wait_for_fd(int fd, short events, std::chrono::steady_clock::time_point deadline);

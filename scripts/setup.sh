@@ -14,7 +14,7 @@ build=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   nlohmann-json3-dev libsimdjson-dev libboost-dev
   libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev
-  libhiredis-dev libzookeeper-mt-dev libpq-dev libmariadb-dev
+  libhiredis-dev libzookeeper-mt-dev libpq-dev libmariadb-dev libnats-dev
   # etcd's API protos (proto/etcd/CMakeLists.txt generates the C++ client from them) and
   # the gogo/googleapis protos they import
   golang-etcd-server-dev golang-github-gogo-protobuf-dev golang-github-gogo-googleapis-dev
@@ -24,7 +24,7 @@ build=(
 servers=(
   # servers under test: every debian_package of BackendInfo::binaries (backends/*_backend.cpp)
   # must be here; backend_registry_test checks it
-  redis-server zookeeper default-jre-headless postgresql etcd-server mariadb-server memcached
+  redis-server zookeeper default-jre-headless postgresql etcd-server mariadb-server memcached nats-server
   # cluster=galera of the mariadb backend: the wsrep provider mariadbd loads (rsync, its SST, comes with mariadb-server)
   galera-4 rsync
   # fault injection
@@ -34,7 +34,7 @@ servers=(
 )
 runtime_libs=(
   # what a built fencecheck loads (ldd), without the -dev packages: the image's runtime
-  libgrpc++1.51 libprotobuf32 libhiredis0.14 libzookeeper-mt2 libpq5 libmariadb3 libsimdjson14
+  libgrpc++1.51 libprotobuf32 libhiredis0.14 libzookeeper-mt2 libpq5 libmariadb3 libsimdjson14 libnats3.4
   # what fclazydisk loads
   libfuse3-3
 )

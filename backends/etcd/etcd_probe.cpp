@@ -25,16 +25,6 @@ std::string id_text(const nlohmann::json& v) {
 
 }  // namespace
 
-std::optional<std::string> http_ok_body(const std::string& answer) {
-  // "HTTP/1.x 200 …\r\n…\r\n\r\nbody"
-  if (answer.rfind("HTTP/1.", 0) != 0) return std::nullopt;
-  const std::size_t space = answer.find(' ');
-  if (space == std::string::npos || answer.compare(space + 1, 3, "200") != 0) return std::nullopt;
-  const std::size_t blank = answer.find("\r\n\r\n");
-  if (blank == std::string::npos) return std::nullopt;
-  return answer.substr(blank + 4);
-}
-
 bool etcd_health_body_ok(const std::string& body) {
   nlohmann::json j = nlohmann::json::parse(body, nullptr, false);
   return j.is_object() && j.value("health", nlohmann::json()) == "true";

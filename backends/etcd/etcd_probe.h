@@ -10,6 +10,8 @@
 #include <optional>
 #include <string>
 
+#include "platform/tcp.h"
+
 namespace fencecheck {
 
 // The member's answer to GET /health: true only for 200 with {"health":"true"} (the member
@@ -27,9 +29,8 @@ struct EtcdMemberStatus {
 std::optional<EtcdMemberStatus> etcd_member_status(const std::string& address, std::uint16_t port,
                                                    std::chrono::milliseconds timeout);
 
-// The parts of the above, pure, for the unit test: the body of an HTTP answer with status
-// 200 (nullopt otherwise), and a status document.
-std::optional<std::string> http_ok_body(const std::string& answer);
+// The parts of the above, pure, for the unit test: the health and status documents (the
+// body of a 200 answer: http_ok_body, platform/tcp.h).
 bool etcd_health_body_ok(const std::string& body);
 std::optional<EtcdMemberStatus> parse_etcd_status(const std::string& body);
 

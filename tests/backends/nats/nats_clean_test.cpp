@@ -1,0 +1,43 @@
+// A controller SIGKILLed in the middle of a nats run, then `fencecheck clean`: no
+// nats-server of the run may be left; their stores and logs stay as the run's record.
+#include <unistd.h>
+
+#include "tests/integration/run_fixture.h"
+#include "tests/integration/run_processes.h"
+
+namespace fencecheck::testing {
+namespace {
+
+class NatsCleanTest : public RunTest {
+ protected:
+  void SetUp() override {
+    if (::system("command -v nats-server >/dev/null || test -x /usr/sbin/nats-server") != 0) {
+      if (std::getenv("CI") != nullptr) FAIL() << "nats-server is not installed (CI must run scripts/setup.sh)";
+      GTEST_SKIP() << "nats-server is not installed (scripts/setup.sh installs it)";
+    }
+    RunTest::SetUp();
+  }
+};
+
+TEST_F(NatsCleanTest, ControllerKilledThenCleanLeavesNoServer) {
+  pid_t controller = spawn_run({"--backend", "nats", "--nemesis", "none", "--time-limit", "60"});
+  ASSERT_TRUE(wait_for_history("\"ok\"", 60)) << "the run never got going:\n" << controller_log();
+  std::map<int, std::string> processes = descendants(controller);
+  int servers = 0;
+  for (const auto& [pid, start] : processes) servers += comm(pid) == "nats-server" ? 1 : 0;
+  EXPECT_EQ(servers, 3) << "three nats-servers under the controller";
+  std::optional<std::string> run_id = run_id_of_controller(controller);
+  ASSERT_TRUE(run_id.has_value()) << "no state file for the run";
+
+  ::kill(controller, SIGKILL);
+  ::waitpid(controller, nullptr, 0);
+  auto clean = run_command(std::string(FENCECHECK_BIN) + " clean --run " + *run_id);
+  EXPECT_EQ(clean.code, 0) << clean.out;
+  for (const auto& p : survivors(processes)) ADD_FAILURE() << "process " << p << " survived clean";
+  for (const std::string n : {"n1", "n2", "n3"}) {
+    EXPECT_TRUE(fs::exists(run_dir() / "nodes" / n / "nats.log")) << n << ": the log is the run's record";
+  }
+}
+
+}  // namespace
+}  // namespace fencecheck::testing
