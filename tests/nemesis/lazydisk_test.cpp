@@ -315,7 +315,7 @@ TEST_F(Lazydisk, SharedMmapNeedsNoDirectIo) {
 }
 
 // --writeback-ms 300 (checked every 75 ms): A, 1.5 s old, was written back to the backing
-// file without a fsync and survives the crash; B, written just before it, does not. A
+// file without a fsync and survives the crash; B, 100 ms old at the crash, does not. A
 // clean stop with the write-back thread running still exits 0 and flushes.
 TEST_F(Lazydisk, WritebackKeepsOldWritesThroughACrash) {
   disk_.crash();
@@ -329,7 +329,9 @@ TEST_F(Lazydisk, WritebackKeepsOldWritesThroughACrash) {
             std::string::npos)
       << disk_.stderr_text();
   ASSERT_TRUE(write_all(fd, "fresh-B;"));
-  disk_.crash();  // at once: B is far younger than 300 ms
+  std::this_thread::sleep_for(100ms);  // over one 75 ms check, far from B's 300 ms
+  EXPECT_EQ(read_file(backing("wb")), "old-A;") << "B is too young to be written back";
+  disk_.crash();
   ::close(fd);
   ASSERT_TRUE(disk_.start());
   EXPECT_EQ(read_file(mnt("wb")), "old-A;");
