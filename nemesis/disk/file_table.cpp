@@ -29,6 +29,11 @@ int pwrite_all(int fd, const char* data, std::size_t len, off_t off) {
 
 }  // namespace
 
+bool writeback_due(bool empty, Clock::time_point dirty_since, Clock::time_point now,
+                   std::chrono::milliseconds max_age) {
+  return !empty && max_age.count() > 0 && now - dirty_since >= max_age;
+}
+
 FileTable::~FileTable() {
   for (auto& [key, e] : entries_)
     if (e->fd >= 0) ::close(e->fd);
@@ -89,6 +94,7 @@ long FileTable::write(FileEntry& e, int handle_fd, off_t off, const char* data, 
     if (::fstat(e.fd, &st) != 0) return -errno;
     off = std::max<off_t>(st.st_size, e.overlay.end());
   }
+  if (e.overlay.empty() && len > 0) e.dirty_since = Clock::now();
   e.overlay.write(off, data, len);
   return long(len);
 }
@@ -161,10 +167,57 @@ int FileTable::flush_all() {
   return first;
 }
 
+std::size_t FileTable::write_back(Clock::time_point now, std::chrono::milliseconds max_age, int* first_error) {
+  // The entries are listed without taking their locks: the table's mutex is not held
+  // while waiting for an entry that a fsync is writing.
+  std::vector<std::pair<FileKey, std::shared_ptr<FileEntry>>> all;
+  {
+    std::lock_guard lock(mu_);
+    all.assign(entries_.begin(), entries_.end());
+  }
+  std::size_t written = 0;
+  for (auto& [key, e] : all) {
+    {
+      // Decided under the entry's own lock: a fsync, truncate or unlink may have emptied
+      // the overlay since the listing (a dropped entry's fd is -1 too).
+      {
+        std::shared_lock elock(e->mu);
+        if (!writeback_due(e->overlay.empty(), e->dirty_since, now, max_age)) continue;
+      }
+      std::unique_lock elock(e->mu);
+      if (!writeback_due(e->overlay.empty(), e->dirty_since, now, max_age) || e->fd < 0) continue;
+      int rc = 0;
+      for (const auto& [off, buf] : e->overlay.extents())
+        if (rc = pwrite_all(e->fd, buf.data(), buf.size(), off); rc != 0) break;
+      if (rc != 0) {
+        if (first_error && *first_error == 0) *first_error = rc;
+        continue;
+      }
+      const std::size_t n = e->overlay.bytes();
+      e->overlay.clear();
+      written += n;
+      written_back_ += n;
+    }
+    // A file nobody has open is kept only for its unsynced bytes (release): now none. No
+    // write can come while opens is 0 under the table's mutex (a write needs a handle).
+    std::lock_guard lock(mu_);
+    auto it = entries_.find(key);
+    if (it == entries_.end() || it->second != e || e->opens > 0) continue;
+    bool empty;
+    {
+      std::shared_lock elock(e->mu);
+      empty = e->overlay.empty();
+    }
+    if (empty) drop_locked(it);
+  }
+  return written;
+}
+
 TableStats FileTable::stats() {
   std::lock_guard lock(mu_);
   TableStats s;
   s.open_files = entries_.size();
+  s.written_back_bytes = written_back_;
   for (auto& [key, e] : entries_) {
     std::shared_lock elock(e->mu);
     if (e->overlay.empty()) continue;

@@ -10,8 +10,11 @@
 // then entry, never the reverse. An entry lives while a FUSE handle has it open
 // (FileEntry::opens) or while it holds unsynced bytes; the last release of an unlinked
 // file, or the unlink of a closed one, drops its bytes. Entries own a dup of a writable
-// backing fd (FileEntry::fd), kept so that a clean shutdown can flush a file nobody has
-// open. Calls block on the backing file system (pread/pwrite/fsync of one file) and on
+// backing fd (FileEntry::fd), kept so that a clean shutdown or the write-back can flush a
+// file nobody has open. write_back (writeback.h's thread) writes the overlays that have
+// been non-empty for a given time to their backing files without fsync, like a kernel's
+// flusher; it holds the table's mutex only to list the entries, and one entry's lock while
+// it writes that entry's overlay (as fsync does). Calls block on the backing file system (pread/pwrite/fsync of one file) and on
 // other calls to the same file; none waits on another file. Errors are -errno of the
 // failed system call on the backing file; a failed flush keeps the overlay (a retry
 // rewrites the same bytes).
@@ -20,12 +23,15 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include <atomic>
+#include <chrono>
 #include <compare>
 #include <cstddef>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
+#include <vector>
 
 #include "nemesis/disk/overlay.h"
 
@@ -38,18 +44,29 @@ struct FileKey {
   auto operator<=>(const FileKey&) const = default;
 };
 
+using Clock = std::chrono::steady_clock;
+
 struct FileEntry {
   std::shared_mutex mu;
   Overlay overlay;  // guarded by mu
   int fd = -1;      // guarded by mu: a writable dup of the first handle that wrote, or -1
-  int opens = 0;    // guarded by the table's mutex
+  // guarded by mu: when the overlay last went from empty to non-empty (its oldest byte's
+  // age, or older: bytes written since may have replaced it); meaningless when empty.
+  Clock::time_point dirty_since{};
+  int opens = 0;  // guarded by the table's mutex
 };
+
+// The aging decision of the write-back: an overlay that has held bytes since dirty_since
+// is written back at now when it is not empty and max_age has passed (max_age > 0).
+bool writeback_due(bool empty, Clock::time_point dirty_since, Clock::time_point now,
+                   std::chrono::milliseconds max_age);
 
 struct TableStats {
   std::size_t open_files = 0;      // entries (open or unsynced)
   std::size_t unsynced_files = 0;  // entries with unsynced bytes
   std::size_t unsynced_bytes = 0;
   std::size_t extents = 0;
+  std::size_t written_back_bytes = 0;  // by write_back, since the table was made
 };
 
 class FileTable {
@@ -83,6 +100,11 @@ class FileTable {
 
   // A clean shutdown: every overlay written and fsync'd. 0, or the first -errno.
   int flush_all();
+  // The write-back: every overlay due at now (writeback_due) written to its backing file
+  // with pwrite, no fsync (the backing file system's page cache outlives this process),
+  // and emptied; an entry nobody has open is then dropped. Returns the bytes written;
+  // *first_error (when given) gets the first -errno (that overlay is kept, to be retried).
+  std::size_t write_back(Clock::time_point now, std::chrono::milliseconds max_age, int* first_error = nullptr);
   TableStats stats();
 
  private:
@@ -90,6 +112,7 @@ class FileTable {
 
   std::mutex mu_;
   std::map<FileKey, std::shared_ptr<FileEntry>> entries_;  // guarded by mu_
+  std::atomic<std::size_t> written_back_{0};
 };
 
 }  // namespace fencecheck::lazydisk

@@ -69,10 +69,12 @@ void* op_init(fuse_conn_info*, fuse_config* cfg) {
   cfg->auto_cache = 0;
   g_fuse = fuse_get_context()->fuse;
   if (g_stop) fuse_exit(g_fuse);
+  g->writeback.start(&g->table, g->writeback_age);
   return nullptr;
 }
 
 void op_destroy(void*) {
+  g->writeback.stop();
   if (int rc = g->table.flush_all(); rc != 0)
     std::fprintf(stderr, "fclazydisk: flushing at shutdown failed: %s\n", std::strerror(-rc));
 }

@@ -2,7 +2,8 @@
 // mount lives in the daemon until fsync, so SIGKILL of the daemon loses exactly what was
 // not fsync'd (a file made and never synced survives with its backing size, 0), the
 // unsynced bytes follow a rename, truncate and unlink act on them, a clean SIGTERM flushes
-// everything, and four threads appending and fsyncing lose nothing they synced.
+// everything, four threads appending and fsyncing lose nothing they synced, and with
+// --writeback-ms a write old enough survives a crash without fsync while a fresh one does not.
 // Needs root and /dev/fuse (skipped otherwise). Every mount is detached and every temp
 // directory removed when a test ends, also when it fails.
 #include <fcntl.h>
@@ -64,16 +65,15 @@ class LazyDisk {
     ::umount2(dirs_.mnt.c_str(), MNT_DETACH);
   }
   // Starts it and waits until the mount is there (mnt's st_dev changes).
-  ::testing::AssertionResult start(const std::string& option = "") {
+  ::testing::AssertionResult start(std::vector<std::string> options = {}) {
     struct stat parent;
     ::stat(dirs_.root.c_str(), &parent);
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_addopen(&actions, 2, log().c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
     std::string exe = FC_LAZYDISK, b = dirs_.backing.string(), m = dirs_.mnt.string();
-    std::string opt = option;
     std::vector<char*> argv = {exe.data()};
-    if (!opt.empty()) argv.push_back(opt.data());
+    for (auto& o : options) argv.push_back(o.data());
     argv.insert(argv.end(), {b.data(), m.data(), nullptr});
     int rc = ::posix_spawn(&pid_, exe.c_str(), &actions, nullptr, argv.data(), environ);
     posix_spawn_file_actions_destroy(&actions);
@@ -295,7 +295,7 @@ TEST_F(Lazydisk, SharedMmapNeedsNoDirectIo) {
   ::close(fd);
 
   disk_.crash();
-  ASSERT_TRUE(disk_.start("--no-direct-io"));
+  ASSERT_TRUE(disk_.start({"--no-direct-io"}));
   fd = ::open(mnt("m").c_str(), O_RDWR);
   p = ::mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   ASSERT_NE(p, MAP_FAILED) << std::strerror(errno);
@@ -312,6 +312,39 @@ TEST_F(Lazydisk, SharedMmapNeedsNoDirectIo) {
   ASSERT_EQ(data.size(), 4096u);
   EXPECT_EQ(data.substr(0, 6), "mapped");
   EXPECT_EQ(data.substr(100, 4), std::string(4, '\0'));
+}
+
+// --writeback-ms 300 (checked every 75 ms): A, 1.5 s old, was written back to the backing
+// file without a fsync and survives the crash; B, 100 ms old at the crash, does not. A
+// clean stop with the write-back thread running still exits 0 and flushes.
+TEST_F(Lazydisk, WritebackKeepsOldWritesThroughACrash) {
+  disk_.crash();
+  ASSERT_TRUE(disk_.start({"--writeback-ms", "300"}));
+  int fd = ::open(mnt("wb").c_str(), O_CREAT | O_WRONLY | O_APPEND, 0644);
+  ASSERT_GE(fd, 0);
+  ASSERT_TRUE(write_all(fd, "old-A;"));
+  std::this_thread::sleep_for(1500ms);
+  EXPECT_EQ(read_file(backing("wb")), "old-A;") << "written back, not fsync'd";
+  EXPECT_NE(disk_.stats().find("0 files with unsynced data, 0 bytes unsynced in 0 extents, 1 entries, 6 bytes written back"),
+            std::string::npos)
+      << disk_.stderr_text();
+  ASSERT_TRUE(write_all(fd, "fresh-B;"));
+  std::this_thread::sleep_for(100ms);  // over one 75 ms check, far from B's 300 ms
+  EXPECT_EQ(read_file(backing("wb")), "old-A;") << "B is too young to be written back";
+  disk_.crash();
+  ::close(fd);
+  ASSERT_TRUE(disk_.start());
+  EXPECT_EQ(read_file(mnt("wb")), "old-A;");
+
+  disk_.crash();
+  ASSERT_TRUE(disk_.start({"--writeback-ms", "300"}));
+  fd = ::open(mnt("wb").c_str(), O_WRONLY | O_APPEND);
+  ASSERT_TRUE(write_all(fd, "clean-C;"));
+  ::close(fd);
+  int status = disk_.stop();
+  ASSERT_TRUE(WIFEXITED(status)) << status;
+  EXPECT_EQ(WEXITSTATUS(status), 0) << disk_.stderr_text();
+  EXPECT_EQ(read_file(backing("wb")), "old-A;clean-C;");
 }
 
 // Four threads append 4 KiB records to a file each and fsync every 8 records, noting the
