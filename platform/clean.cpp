@@ -1,6 +1,10 @@
 // clean_runs and the removal helpers it shares with RunState and NetnsRuntime.
 #include <signal.h>
+#include <sys/mount.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <fstream>
 #include <regex>
@@ -87,6 +91,15 @@ void remove_recorded(const nlohmann::json& doc, CleanReport& report) {
       }
     } catch (const std::exception& e) {
       record_error("namespace " + ns.dump(), e);
+    }
+  }
+  // A dead FUSE daemon's mount answers "Transport endpoint is not connected" until detached.
+  for (const auto& m : doc.value("mounts", nlohmann::json::array())) {
+    if (!m.is_string()) continue;
+    if (::umount2(m.get<std::string>().c_str(), MNT_DETACH) == 0) {
+      report.removed.push_back("unmounted " + m.get<std::string>());
+    } else if (errno != EINVAL && errno != ENOENT) {  // not (or no longer) a mount point: nothing to do
+      report.errors.push_back("mount " + m.get<std::string>() + ": " + std::strerror(errno));
     }
   }
   const std::string run_id = doc.value("run_id", "");

@@ -149,6 +149,18 @@ void RunState::remove_path(const fs::path& p) {
   save_locked();
 }
 
+void RunState::add_mount(const fs::path& p) {
+  std::lock_guard lock(mu_);
+  doc_["mounts"].push_back(fs::absolute(p).string());
+  save_locked();
+}
+
+void RunState::remove_mount(const fs::path& p) {
+  std::lock_guard lock(mu_);
+  if (doc_.contains("mounts")) erase_value(doc_["mounts"], fs::absolute(p).string());
+  save_locked();
+}
+
 void RunState::add_docker_daemon(const std::string& socket) {
   std::lock_guard lock(mu_);
   doc_["docker"].push_back(socket);

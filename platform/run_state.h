@@ -47,6 +47,10 @@ class RunState {
   void remove_process_group(int pgid);
   void add_path(const std::filesystem::path& p);  // removed recursively by clean
   void remove_path(const std::filesystem::path& p);
+  // A mount point of this run (a FUSE file system a server's data lives on): clean detaches
+  // it (umount2 MNT_DETACH) after killing the processes, before removing paths.
+  void add_mount(const std::filesystem::path& p);
+  void remove_mount(const std::filesystem::path& p);
   // A dockerd that holds (or is about to hold) containers and networks of this run, all
   // labelled fencecheck.run=<run_id>: clean removes them by that label.
   void add_docker_daemon(const std::string& socket);

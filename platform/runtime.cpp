@@ -144,6 +144,8 @@ std::vector<Process*> NodeTableRuntime::processes() const {
 
 void NodeTableRuntime::record_scratch(const std::filesystem::path& dir) { state_.add_path(dir); }
 void NodeTableRuntime::forget_scratch(const std::filesystem::path& dir) { state_.remove_path(dir); }
+void NodeTableRuntime::record_mount(const std::filesystem::path& dir) { state_.add_mount(dir); }
+void NodeTableRuntime::forget_mount(const std::filesystem::path& dir) { state_.remove_mount(dir); }
 
 void NodeTableRuntime::stop_all(std::chrono::milliseconds grace) {
   std::unique_lock lock(mu_);

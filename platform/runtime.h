@@ -187,6 +187,11 @@ class Runtime {
   // it. Quick (one state-file rewrite); HarnessError when it cannot be recorded.
   virtual void record_scratch(const std::filesystem::path& dir) { (void)dir; }
   virtual void forget_scratch(const std::filesystem::path& dir) { (void)dir; }
+  // The same for a mount point on the controller's machine that a server's data lives on
+  // (a FUSE file system: fclazydisk): recorded before it is mounted, so that `fencecheck
+  // clean` detaches it after a crash; forgotten once its owner unmounted it.
+  virtual void record_mount(const std::filesystem::path& dir) { (void)dir; }
+  virtual void forget_mount(const std::filesystem::path& dir) { (void)dir; }
 
   // --- network --- (whether a kind cuts links at all: runtime_offers(r, kCutsNetwork),
   // from its registry entry, platform/runtime_registry.h)

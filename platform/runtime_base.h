@@ -35,6 +35,8 @@ class NodeTableRuntime : public Runtime {
   void stop_all(std::chrono::milliseconds grace) override;
   void record_scratch(const std::filesystem::path& dir) override;
   void forget_scratch(const std::filesystem::path& dir) override;
+  void record_mount(const std::filesystem::path& dir) override;
+  void forget_mount(const std::filesystem::path& dir) override;
 
  protected:
   // Throws HarnessError unless names are distinct, lowercase [a-z][a-z0-9]* of at most

@@ -10,10 +10,13 @@ namespace {
 using Status = NatsReply::Status;
 
 // nats.c's words for what went wrong in this thread's last call.
+// nats.c keeps the text of the thread's last error, which a call that fails without one
+// (a timeout, no responders) leaves as it was: it is quoted only when it is this status's.
 std::string nats_error(natsStatus s) {
-  const char* text = nats_GetLastError(nullptr);
+  natsStatus last = NATS_OK;
+  const char* text = nats_GetLastError(&last);
   std::string out = natsStatus_GetText(s);
-  if (text != nullptr && *text != '\0') out += std::string(": ") + text;
+  if (last == s && text != nullptr && *text != '\0') out += std::string(": ") + text;
   return out;
 }
 

@@ -27,6 +27,17 @@ std::vector<BackendOption> nats_option_specs() {
            "the bucket's max age (ms), 100..86400000: how long a lock key lives — the lease; nats-server 2.9 has no "
            "per-key TTL, so --ttl-ms does not change it",
            "2000",
+           {}},
+          {"crash_loses",
+           "nothing: a kill is a crash of the process (the kernel keeps what it wrote); unsynced: a kill is a power "
+           "failure of the node, which loses every write not fsynced for writeback_ms (fclazydisk; local or netns, "
+           "root)",
+           "nothing",
+           {"nothing", "unsynced"}},
+          {"writeback_ms",
+           "with crash_loses=unsynced: how old an unsynced write is before the node's disk writes it back and a "
+           "power failure no longer loses it (the kernel's dirty_expire: 30000), 0: never",
+           "5000",
            {}}};
 }
 
@@ -35,6 +46,9 @@ NatsServerOptions NatsServerOptions::from_options(const BackendOptions& options)
   o.servers = static_cast<int>(option_number(options, "nats", "servers", 1, 3));
   if (o.servers != 1 && o.servers != 3) throw std::invalid_argument("nats option servers must be 3 or 1");
   o.max_age = milliseconds(option_number(options, "nats", "max_age_ms", 100, 86400000));
+  auto loses = options.find("crash_loses");
+  o.crash_loses_unsynced = loses != options.end() && loses->second == "unsynced";
+  if (options.count("writeback_ms")) o.writeback = milliseconds(option_number(options, "nats", "writeback_ms", 0, 3600000));
   return o;
 }
 
@@ -91,12 +105,16 @@ std::string nats_jsz_stream_leader(const std::string& body, const std::string& s
 NatsServer::NatsServer(NatsServerOptions options)
     : DaemonServer(options.servers == 1 ? std::vector<std::string>{"n1"} : std::vector<std::string>{"n1", "n2", "n3"},
                    options.ready_timeout),
-      options_(options) {}
+      options_(options),
+      disks_(options.crash_loses_unsynced ? std::make_unique<LazyDisks>(options.writeback) : nullptr) {}
 
 const NatsServer::Node& NatsServer::node_of(const std::string& node) const { return configured(nodes_, node, "nats"); }
 
 void NatsServer::configure(Runtime& runtime, const std::string& node, const std::filesystem::path& dir) {
   if (auto missing = missing_binary_message(nats_backend_info())) throw HarnessError("nats: " + *missing);
+  if (disks_) {
+    if (auto why = LazyDisks::unsupported(runtime)) throw HarnessError("nats: crash_loses=unsynced: " + *why);
+  }
   // Every node's config lists the others' routes; Runtime::port is stable, so the ports
   // asked for here are what their own configure() will use.
   if (cluster_.empty()) {
@@ -125,6 +143,28 @@ ProcessSpec NatsServer::daemon(const std::string& node) const {
   spec.log = n.dir / "nats.log";
   spec.cwd = n.dir;
   return spec;
+}
+
+void NatsServer::launch(const std::string& node) {
+  if (disks_) {
+    const std::filesystem::path& dir = node_of(node).dir;
+    disks_->mount(runtime(), node, dir / "disk", dir / "store", Deadline::after(milliseconds(10000)));
+  }
+  DaemonServer::launch(node);
+}
+
+void NatsServer::kill(const std::string& node, const Deadline& deadline) {
+  DaemonServer::kill(node, deadline);
+  if (disks_) disks_->crash(runtime(), node, deadline);
+}
+
+void NatsServer::teardown(const Deadline& deadline) noexcept {
+  DaemonServer::teardown(deadline);
+  if (!disks_) return;
+  try {
+    disks_->stop_all(runtime());
+  } catch (const HarnessError&) {  // never set up: no disk was mounted
+  }
 }
 
 std::optional<std::string> NatsServer::jsz(Runtime& runtime, const std::string& node, const std::string& query) {

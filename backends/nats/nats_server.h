@@ -17,6 +17,11 @@
 // server loses nothing the kernel took — only a power failure would lose what was not
 // fsynced. A killed node restarts on its store directory.
 //
+// crash_loses=unsynced makes a kill of a node its power failure instead: each node's store
+// lives on fclazydisk (backends/lazy_disks.h, over nodes/<node>/disk), which keeps every
+// write that was not fsynced in memory until writeback_ms have passed (the kernel's dirty
+// page write-back), and a kill of the node kills its disk too. Local or netns runtime, root.
+//
 // leader() names the node that leads the bucket's stream (where every lock write goes),
 // by each answering node's own /jsz: the first that says it leads it. Clocks: nats-server
 // is a static Go binary that reads the time through the vDSO, out of libfcclock's reach.
@@ -34,6 +39,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backends/daemon_server.h"
+#include "backends/lazy_disks.h"
 #include "backends/nats/nats_connection.h"
 #include "backends/registry.h"
 
@@ -45,6 +51,8 @@ struct NatsServerOptions {
   int servers = 3;
   std::chrono::milliseconds max_age{2000};
   std::chrono::milliseconds ready_timeout{30000};
+  bool crash_loses_unsynced = false;
+  std::chrono::milliseconds writeback{5000};
   // From resolved backend options. Throws std::invalid_argument naming a bad option.
   static NatsServerOptions from_options(const BackendOptions& options);
   NatsBucket bucket() const;
@@ -76,6 +84,10 @@ class NatsServer : public DaemonServer {
   nlohmann::json client_config() const override;
   nlohmann::json client_config_at(const std::vector<HostPort>& servers) const override;
   void start(const std::string& node) override { start_in_quorum(node); }
+  // With crash_loses=unsynced: the node's disk is mounted first, and a kill crashes it too.
+  void launch(const std::string& node) override;
+  void kill(const std::string& node, const Deadline& deadline) override;
+  void teardown(const Deadline& deadline) noexcept override;
   std::optional<std::string> leader() override;
 
  protected:
@@ -95,6 +107,7 @@ class NatsServer : public DaemonServer {
   void make_bucket(Runtime& runtime, const std::filesystem::path& log);
 
   NatsServerOptions options_;
+  std::unique_ptr<LazyDisks> disks_;  // crash_loses=unsynced only
   std::vector<NatsNode> cluster_;
   std::map<std::string, Node> nodes_;
 };

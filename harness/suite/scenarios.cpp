@@ -223,6 +223,9 @@ const std::vector<ScenarioTable>& scenario_tables() {
       {"databases", "locks in a database teams already run (MariaDB named locks and lease tables, one server and "
                     "Galera), against what the server's behaviour predicts",
        "locks in databases against their servers' behaviour", database_scenarios},
+      {"stores", "locks in a key-value store whose own version is the fencing token (NATS JetStream KV), against "
+                 "what its server's behaviour predicts",
+       "key-value stores whose version fences", store_scenarios},
   };
   return tables;
 }

@@ -64,6 +64,9 @@ const std::vector<Scenario>& library_scenarios();
 // The databases' rows (`fencecheck suite databases`, database_scenarios.cpp): locks taken in
 // a database teams already run (MariaDB named locks and lease tables, standalone and Galera).
 const std::vector<Scenario>& database_scenarios();
+// The stores' rows (`fencecheck suite stores`, store_scenarios.cpp): key-value stores whose
+// own version is the fencing token (NATS JetStream KV).
+const std::vector<Scenario>& store_scenarios();
 
 // Every scenario table, each a `fencecheck suite` subcommand of its name: declared once here,
 // the command line, find_scenario and the integration tests follow.

@@ -1,5 +1,5 @@
 // Kleppmann's scenarios (harness/suite/scenarios.cpp) and the lock libraries' rows
-// (library_scenarios.cpp) and the databases' rows (database_scenarios.cpp), but those Scenario::not_in_ci
+// (library_scenarios.cpp), the databases' rows (database_scenarios.cpp) and the stores' (store_scenarios.cpp), but those Scenario::not_in_ci
 // leaves out, each run once end to end with real
 // servers and a fixed seed (label `integration`, root: partitions need network
 // namespaces). A scenario that predicts a violation must show it in the checkers it names;
@@ -59,6 +59,8 @@ INSTANTIATE_TEST_SUITE_P(Kleppmann, ScenarioRun, ::testing::ValuesIn(rows_in_ci(
 INSTANTIATE_TEST_SUITE_P(Libraries, ScenarioRun, ::testing::ValuesIn(rows_in_ci(library_scenarios())), row_name);
 // The databases' rows: MariaDB servers and Galera clusters the harness starts.
 INSTANTIATE_TEST_SUITE_P(Databases, ScenarioRun, ::testing::ValuesIn(rows_in_ci(database_scenarios())), row_name);
+// The stores' rows: NATS JetStream clusters the harness starts.
+INSTANTIATE_TEST_SUITE_P(Stores, ScenarioRun, ::testing::ValuesIn(rows_in_ci(store_scenarios())), row_name);
 
 }  // namespace
 }  // namespace fencecheck::testing

@@ -2,6 +2,8 @@
 // nats-server of the run may be left; their stores and logs stay as the run's record.
 #include <unistd.h>
 
+#include <fstream>
+
 #include "tests/integration/run_fixture.h"
 #include "tests/integration/run_processes.h"
 
@@ -37,6 +39,34 @@ TEST_F(NatsCleanTest, ControllerKilledThenCleanLeavesNoServer) {
   for (const std::string n : {"n1", "n2", "n3"}) {
     EXPECT_TRUE(fs::exists(run_dir() / "nodes" / n / "nats.log")) << n << ": the log is the run's record";
   }
+}
+
+// The same with each node's store on fclazydisk: the killed controller leaves three FUSE
+// daemons and their mounts; clean kills the daemons and detaches the mounts.
+TEST_F(NatsCleanTest, ControllerKilledThenCleanDetachesTheNodesDisks) {
+  if (::geteuid() != 0) GTEST_SKIP() << "fclazydisk mounts need root";
+  pid_t controller = spawn_run({"--backend", "nats", "--backend-opt", "crash_loses=unsynced", "--nemesis", "none",
+                                "--time-limit", "60"});
+  ASSERT_TRUE(wait_for_history("\"ok\"", 60)) << "the run never got going:\n" << controller_log();
+  std::map<int, std::string> processes = descendants(controller);
+  int disks = 0;
+  for (const auto& [pid, start] : processes) disks += comm(pid) == "fclazydisk" ? 1 : 0;
+  EXPECT_EQ(disks, 3) << "a disk per node";
+  std::optional<std::string> run_id = run_id_of_controller(controller);
+  ASSERT_TRUE(run_id.has_value());
+  ASSERT_FALSE(run_dir().empty());
+  ::kill(controller, SIGKILL);
+  ::waitpid(controller, nullptr, 0);
+  auto clean = run_command(std::string(FENCECHECK_BIN) + " clean --run " + *run_id);
+  EXPECT_EQ(clean.code, 0) << clean.out;
+  EXPECT_NE(clean.out.find("unmounted"), std::string::npos) << clean.out;
+  for (const auto& p : survivors(processes)) ADD_FAILURE() << "process " << p << " survived clean";
+  std::ifstream in("/proc/self/mountinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    EXPECT_EQ(line.find(fs::absolute(run_dir()).string()), std::string::npos) << "left mounted: " << line;
+  }
+  EXPECT_TRUE(fs::exists(run_dir() / "nodes" / "n1" / "disk" / "jetstream")) << "the disk's backing stays";
 }
 
 }  // namespace

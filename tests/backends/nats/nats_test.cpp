@@ -122,6 +122,30 @@ TEST_P(NatsTest, EveryNodeKilledAtOnceComesBackAndRevisionsGoOnGrowing) {
   EXPECT_GT(*r.grant->token, highest) << "a revision went backwards after a process crash of every server";
 }
 
+// crash_loses=unsynced: each node's store is a fclazydisk mount, a kill takes the disk down
+// with the server (its mount detached), a start mounts it again over the same backing
+// directory, and teardown leaves no mount behind.
+TEST_P(NatsTest, WithCrashLosesUnsyncedAKillTakesTheNodesDiskDownAndAStartMountsItAgain) {
+  if (::geteuid() != 0) GTEST_SKIP() << "fclazydisk mounts need root";
+  ::setenv("FENCECHECK_LAZYDISK", FC_LAZYDISK, 1);
+  start_server({"crash_loses=unsynced", "writeback_ms=1000"});
+  auto mounted = [&](const std::string& node) {
+    return read_text("/proc/self/mountinfo").find((nodes_dir() / node / "store").string() + " ") != std::string::npos;
+  };
+  for (const std::string n : {"n1", "n2", "n3"}) EXPECT_TRUE(mounted(n)) << n;
+  auto a = client("c1");
+  ASSERT_EQ(from("c1", [&] { return a->acquire("l0", 1000ms); }).outcome, Outcome::kOk);
+  server_->kill("n1", test_deadline());
+  EXPECT_FALSE(mounted("n1")) << "the disk died with the node";
+  EXPECT_TRUE(std::filesystem::exists(nodes_dir() / "n1" / "disk" / "jetstream")) << "what was written back stays";
+  server_->start("n1");
+  EXPECT_TRUE(mounted("n1"));
+  EXPECT_EQ(acquire_until_granted(*a, "c1", "l1", 20000ms).outcome, Outcome::kOk);
+  server_->teardown(test_deadline());
+  server_.reset();
+  for (const std::string n : {"n1", "n2", "n3"}) EXPECT_FALSE(mounted(n)) << n << ": teardown unmounts";
+}
+
 INSTANTIATE_TEST_SUITE_P(Runtimes, NatsTest, ::testing::Values("local", "netns"),
                          [](const auto& info) { return info.param; });
 

@@ -1,0 +1,60 @@
+// The stores' scenarios (`fencecheck suite stores`): locks in a key-value store whose own
+// version is the fencing token — NATS JetStream's key-value bucket (nats-server 2.9.10, as
+// Debian ships it), where a lock is "create the key if absent", its lease the bucket's max
+// age and its token the key's revision. Kleppmann's argument assumes that token only grows;
+// these rows ask whether it does, and what the fenced resource makes of it when it does not.
+#include "harness/suite/scenarios.h"
+
+namespace fencecheck {
+namespace {
+
+using namespace scenario_table;
+
+const Args kNats = {"--backend", "nats", "--resource", "fenced"};
+const Args kOneServer = {"--backend-opt", "servers=1"};
+// Every server SIGKILLed at once every 5 s, started again at once: after the cluster
+// elected its leaders again (about 5 s), there is time for grants before the next kill.
+const Args kKillAll = {"--nemesis", "kill-server", "--nemesis-targets", "all", "--restart-ms", "0",
+                       "--nemesis-interval", "8000", "--time-limit", "20"};
+
+std::vector<Scenario> make_store_scenarios() {
+  return {
+      {"N1", "NATS KV on a 3-node JetStream cluster, concurrent creates, no fault",
+       "KV Create is a publish with Nats-Expected-Last-Subject-Sequence; a clustered stream checks it before "
+       "proposing, not when it applies the entry, so two creates in flight at once can both be stored "
+       "(nats-server#4320, 2.9.15–2.9.20; #5644 for an expected 0): the revision still grows",
+       join_args(kNats, {"--nemesis", "none", "--time-limit", "10"}),
+       {{"exclusion", I}, {"tokens", V}, {"resource", V}}, {kPromiseBroken}},
+      {"N1-single", "the same on one server",
+       "one server checks the expected sequence and stores the message under one lock: one create wins",
+       join_args(join_args(kNats, kOneServer), {"--nemesis", "none", "--time-limit", "10"}),
+       {{"exclusion", V}, {"tokens", V}, {"resource", V}}},
+      {"N2", "NATS KV on one server, holder paused past the bucket's max age, fenced by revision",
+       "a lease alone does not exclude a paused holder (Kleppmann); the key's revision, the stream sequence, "
+       "lets the resource refuse the holder that overstayed",
+       join_args(join_args(kNats, kOneServer),
+                 {"--nemesis", "pause-holder", "--pause-ms", "3000", "--nemesis-interval", "1000", "--hold-ms",
+                  "1000", "--time-limit", "15"}),
+       {{"exclusion", I}, {"tokens", V}, {"resource", V}}, {kOverstayed}},
+      {"N3", "NATS KV on 3 nodes, partitions and the stream leader cut off",
+       "a minority side cannot store (no quorum for the stream's raft group); revisions come from the one "
+       "leader of a majority, so they grow, and the fenced resource refuses a holder cut off past its key "
+       "(exclusion meets N1's race as well)",
+       join_args(kNats, {"--nemesis", "partition-halves,partition-leader,partition-one", "--nemesis-interval", "2000",
+                         "--time-limit", "15"}),
+       {{"tokens", V}, {"resource", V}}},
+      {"N4", "NATS KV on 3 nodes, every server killed at once and restarted (a process crash)",
+       "JetStream fsyncs every 2 minutes, but a write(2) it made survives a crash of the process: the kernel "
+       "keeps it, so nothing acknowledged is lost and revisions go on growing after the restart",
+       join_args(kNats, kKillAll), {{"tokens", V}, {"resource", V}}},
+  };
+}
+
+}  // namespace
+
+const std::vector<Scenario>& store_scenarios() {
+  static const std::vector<Scenario> scenarios = make_store_scenarios();
+  return scenarios;
+}
+
+}  // namespace fencecheck
