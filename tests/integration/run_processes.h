@@ -4,7 +4,11 @@
 // the kill is never taken for a survivor.
 #pragma once
 
+#include <signal.h>
 #include <sys/types.h>
+#include <sys/wait.h>
+
+#include <gtest/gtest.h>
 
 #include <atomic>
 #include <chrono>
@@ -19,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "platform/proc_stat.h"
+#include "tests/support/command.h"
 
 namespace fencecheck::testing {
 
@@ -94,6 +99,20 @@ inline std::optional<std::string> run_id_of_controller(pid_t controller) {
     }
   }
   return std::nullopt;
+}
+
+// The crash of a run's controller and the clean after it: SIGKILLs controller, reaps it,
+// runs `<fencecheck> clean --run <run_id>`, expects it to succeed and none of `processes`
+// (descendants() taken while it ran) to survive it. Returns the clean's output.
+inline std::string kill_controller_then_clean(pid_t controller, const std::string& run_id,
+                                              const std::string& fencecheck,
+                                              const std::map<int, std::string>& processes) {
+  ::kill(controller, SIGKILL);
+  ::waitpid(controller, nullptr, 0);
+  CommandResult clean = run_command(fencecheck + " clean --run " + run_id);
+  EXPECT_EQ(clean.code, 0) << clean.out;
+  for (const auto& p : survivors(processes)) ADD_FAILURE() << "process " << p << " survived clean";
+  return clean.out;
 }
 
 }  // namespace fencecheck::testing

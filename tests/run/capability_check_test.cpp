@@ -198,7 +198,7 @@ TEST(CapabilityCheck, SaysWhatIsMissingAndWhoOffersItInOneSentence) {
             "(you run them; it drives the clients only): use --runtime docker, local, netns or ssh");
   EXPECT_EQ(fault("partition-leader", "netns", "redis", "native", false),
             "fault \"partition-leader\" needs a backend that names a leader, which --backend redis cannot: use "
-            "--backend etcd or zookeeper");
+            "--backend etcd, nats or zookeeper");
   EXPECT_EQ(fault("pause-after-send", "netns", "redlock", "native", false),
             "fault \"pause-after-send\" needs a client that pauses inside its lock library right after it sent the "
             "lock commands, which --client native cannot: use --client node-redlock or node-redlock-5");

@@ -139,7 +139,7 @@ TEST(RunConfigProblem, EveryBadOptionIsNamed) {
        "(every node is 127.0.0.1): use --runtime docker, netns or ssh"},
       {"leader of redis", [](RunConfig& c) { c.runtime = "netns"; c.nemesis = {"partition-leader"}; },
        "fault \"partition-leader\" needs a backend that names a leader, which --backend redis cannot: use "
-       "--backend etcd or zookeeper"},
+       "--backend etcd, nats or zookeeper"},
       {"etcd's clocks", [](RunConfig& c) { c.backend = "etcd"; c.nemesis = {"clock-bump"}; },
        "fault \"clock-bump\" needs a backend that lets the clock library reach its servers' wall clocks, which "
        "--backend etcd cannot (etcd is a static Go binary"},

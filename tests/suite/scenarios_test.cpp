@@ -99,7 +99,7 @@ TEST(Scenarios, EveryTableIsRunnableWithDistinctIdsAndTheDatabasesCoverEveryMari
                         "lease=conditional", "innodb_snapshot_isolation=ON"}) {
     EXPECT_TRUE(mariadb_options.contains(o)) << "no databases row runs " << o;
   }
-  EXPECT_EQ(names, (std::set<std::string>{"kleppmann", "libraries", "databases"}));
+  EXPECT_EQ(names, (std::set<std::string>{"kleppmann", "libraries", "databases", "stores"}));
 }
 
 TEST(Scenarios, AnUnknownOptionOrABadValueIsAProblemNamingTheScenarioAndTheOption) {

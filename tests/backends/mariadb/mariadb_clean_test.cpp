@@ -43,11 +43,7 @@ TEST_F(MariadbCleanTest, ControllerKilledThenCleanLeavesNoServerAndNoDataDirecto
   std::optional<std::string> run_id = run_id_of_controller(controller);
   ASSERT_TRUE(run_id.has_value()) << "no state file for the run";
 
-  ::kill(controller, SIGKILL);
-  ::waitpid(controller, nullptr, 0);
-  auto clean = run_command(std::string(FENCECHECK_BIN) + " clean --run " + *run_id);
-  EXPECT_EQ(clean.code, 0) << clean.out;
-  for (const auto& p : survivors(processes)) ADD_FAILURE() << "process " << p << " survived clean";
+  kill_controller_then_clean(controller, *run_id, FENCECHECK_BIN, processes);
   for (const auto& d : dirs) EXPECT_FALSE(fs::exists(d)) << d << " survived clean";
   for (const char* node : {"n1", "n2", "n3"}) {
     EXPECT_TRUE(fs::exists(run_dir() / "nodes" / node / "mariadb.log")) << "the logs are the run's record";

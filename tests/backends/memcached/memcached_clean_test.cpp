@@ -29,11 +29,7 @@ TEST_F(MemcachedCleanTest, ControllerKilledThenCleanLeavesNoServer) {
   std::optional<std::string> run_id = run_id_of_controller(controller);
   ASSERT_TRUE(run_id.has_value()) << "no state file for the run";
 
-  ::kill(controller, SIGKILL);
-  ::waitpid(controller, nullptr, 0);
-  auto clean = run_command(std::string(FENCECHECK_BIN) + " clean --run " + *run_id);
-  EXPECT_EQ(clean.code, 0) << clean.out;
-  for (const auto& p : survivors(processes)) ADD_FAILURE() << "process " << p << " survived clean";
+  kill_controller_then_clean(controller, *run_id, FENCECHECK_BIN, processes);
   EXPECT_TRUE(fs::exists(run_dir() / "nodes" / "n1" / "memcached.log")) << "the log is the run's record";
 }
 

@@ -31,11 +31,7 @@ TEST_F(NatsCleanTest, ControllerKilledThenCleanLeavesNoServer) {
   std::optional<std::string> run_id = run_id_of_controller(controller);
   ASSERT_TRUE(run_id.has_value()) << "no state file for the run";
 
-  ::kill(controller, SIGKILL);
-  ::waitpid(controller, nullptr, 0);
-  auto clean = run_command(std::string(FENCECHECK_BIN) + " clean --run " + *run_id);
-  EXPECT_EQ(clean.code, 0) << clean.out;
-  for (const auto& p : survivors(processes)) ADD_FAILURE() << "process " << p << " survived clean";
+  kill_controller_then_clean(controller, *run_id, FENCECHECK_BIN, processes);
   for (const std::string n : {"n1", "n2", "n3"}) {
     EXPECT_TRUE(fs::exists(run_dir() / "nodes" / n / "nats.log")) << n << ": the log is the run's record";
   }
@@ -55,12 +51,8 @@ TEST_F(NatsCleanTest, ControllerKilledThenCleanDetachesTheNodesDisks) {
   std::optional<std::string> run_id = run_id_of_controller(controller);
   ASSERT_TRUE(run_id.has_value());
   ASSERT_FALSE(run_dir().empty());
-  ::kill(controller, SIGKILL);
-  ::waitpid(controller, nullptr, 0);
-  auto clean = run_command(std::string(FENCECHECK_BIN) + " clean --run " + *run_id);
-  EXPECT_EQ(clean.code, 0) << clean.out;
-  EXPECT_NE(clean.out.find("unmounted"), std::string::npos) << clean.out;
-  for (const auto& p : survivors(processes)) ADD_FAILURE() << "process " << p << " survived clean";
+  std::string clean = kill_controller_then_clean(controller, *run_id, FENCECHECK_BIN, processes);
+  EXPECT_NE(clean.find("unmounted"), std::string::npos) << clean;
   std::ifstream in("/proc/self/mountinfo");
   std::string line;
   while (std::getline(in, line)) {

@@ -104,12 +104,7 @@ TEST_F(PostgresCleanTest, ControllerKilledThenCleanLeavesNoSharedMemory) {
   ASSERT_FALSE(sysv_keys.empty()) << "the server mapped no SysV segment: is this PostgreSQL?";
   ASSERT_TRUE(run_id.has_value()) << "no state file for the run";
 
-  ::kill(controller, SIGKILL);
-  ::waitpid(controller, nullptr, 0);
-  auto clean = run_command(std::string(FENCECHECK_BIN) + " clean --run " + *run_id);
-  EXPECT_EQ(clean.code, 0) << clean.out;
-
-  for (const auto& p : survivors(processes)) ADD_FAILURE() << "process " << p << " survived clean";
+  kill_controller_then_clean(controller, *run_id, FENCECHECK_BIN, processes);
   for (const auto& s : host_segments()) {
     EXPECT_NE(s.key, *key) << "PostgreSQL's interlock segment (shmid " << s.shmid << ") survived clean";
     EXPECT_EQ(postgres_pids.count(s.cpid), 0u)
