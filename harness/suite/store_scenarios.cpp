@@ -49,14 +49,19 @@ std::vector<Scenario> make_store_scenarios() {
        join_args(kNats, kKillAll), {{"tokens", V}, {"resource", V}}},
       {"N5-power", "NATS KV on 3 nodes, every node's power cut at once 10 s in (writes not fsynced for 5 s lost)",
        "Jepsen (NATS 2.12.1): JetStream acknowledges before it fsyncs (every 2 minutes), so a coordinated power "
-       "failure loses acknowledged writes (nats-server#7564) — a lock record and its revision with them, which "
-       "could send the fencing token backwards",
+       "failure loses acknowledged writes (nats-server#7564) — lock records and their revisions with them: the "
+       "stream numbers its next messages from where its disks stopped, and the fencing token goes backwards",
        // crash_loses=unsynced: each node's store on fclazydisk; the stream may then stay without a leader for
        // the rest of the run, which the suite's "longest out of reach" column shows, so the stall rule is
        // pushed past the run's end (the servers are unavailable, the bench is not broken).
+       // Measured 2026-12-04, 10 runs: the bucket served again 12–13 s after the power came back in 5, and in 4 of
+       // those its revisions went backwards (up to 31 below the highest granted; up to 17 granted twice); in the
+       // other 5 the stream had no leader until the run ended. A regression in 4 of 10 is no prediction one run
+       // can meet: tokens are left open, and the fenced resource, which remembers the highest token it accepted,
+       // refused every write of a re-issued revision (10/10 valid).
        join_args(kNats, {"--backend-opt", "crash_loses=unsynced", "--plan", "kill-all-servers-at-10s",
                          "--time-limit", "25", "--stall-ms", "60000"}),
-       {{"tokens", V}, {"resource", V}}},
+       {{"tokens", Expect::kAny}, {"resource", V}}},
   };
 }
 
