@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <thread>
 
+#include "platform/fnv.h"
 #include "platform/os_util.h"
 
 namespace fencecheck {
@@ -63,30 +64,20 @@ fs::path DaemonServer::partial_path(const fs::path& final_path) {
 }
 
 std::string DaemonServer::fingerprint(const std::vector<std::string>& parts, const std::vector<fs::path>& files) {
-  std::uint64_t h = 14695981039346656037ULL;  // FNV-1a
-  auto mix = [&h](const std::string& text) {
-    for (unsigned char c : text) {
-      h ^= c;
-      h *= 1099511628211ULL;
-    }
-    h ^= 0xff;  // a separator: 0xff is no byte of UTF-8 text
-    h *= 1099511628211ULL;
-  };
-  for (const auto& part : parts) mix(part);
+  Fnv1a64 h;
+  for (const auto& part : parts) h.add(part);
   for (const auto& file : files) {
     std::error_code ec;
     const fs::path real = fs::canonical(file, ec);
     struct stat st {};
     if (ec || ::stat(real.c_str(), &st) != 0) {
-      mix("missing " + file.string());
+      h.add("missing " + file.string());
       continue;
     }
-    mix(real.string() + " " + std::to_string(st.st_size) + " " + std::to_string(st.st_mtim.tv_sec) + "." +
-        std::to_string(st.st_mtim.tv_nsec));
+    h.add(real.string() + " " + std::to_string(st.st_size) + " " + std::to_string(st.st_mtim.tv_sec) + "." +
+          std::to_string(st.st_mtim.tv_nsec));
   }
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
-  return hex;
+  return h.hex();
 }
 
 void DaemonServer::note_setup(const fs::path& log, const std::string& line) {

@@ -5,11 +5,16 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include "backends/registry.h"
 #include "harness/run/run_store.h"
 #include "harness/suite/suite_report.h"
+#include "harness/suite/suite_plan.h"
+#include "harness/suite/suite_rows.h"
 #include "harness/suite/suite_runner.h"
+#include "platform/atomic_file.h"
+#include "report/run_index.h"
 #include "nemesis/fault_registry.h"
 #include "platform/errors.h"
 #include "platform/runtime_registry.h"
@@ -34,9 +39,14 @@ struct SuiteArgs {
   std::map<std::string, std::string> runtime_options;  // --docker-image, --nodes-file…: the same
 };
 
-void print_run(const SuiteRow& row, const SuiteRun& r) {
-  std::cout << "[" << row.c.id << " " << row.runs.size() << "] " << r.verdict_text() << " in "
-            << static_cast<int>(r.seconds) << " s";
+void print_row(const PlanRow& row, const RowOutcome& o) {
+  std::cout << "[" << row.c.id << " " << row.repeat << "] ";
+  if (o.skipped) {
+    std::cout << "stored already (rows/" << row.id << ")" << std::endl;
+    return;
+  }
+  const SuiteRun& r = o.run;
+  std::cout << r.verdict_text() << " in " << static_cast<int>(r.seconds) << " s";
   if (row.c.scenario != nullptr) std::cout << (r.verdict.as_expected ? " — as expected" : " — NOT as expected");
   for (const auto& m : r.verdict.mismatches) std::cout << "; " << m;
   if (!r.error.empty()) std::cout << "; " << r.error;
@@ -44,30 +54,77 @@ void print_run(const SuiteRow& row, const SuiteRun& r) {
   std::cout << std::endl;
 }
 
-int run_and_report(std::vector<SuiteCase> cases, const SuiteArgs& a, const std::string& kind) {
+// Every case's run arguments with the suite's --runtime and runtime options added.
+std::vector<SuiteCase> with_runtime(std::vector<SuiteCase> cases, const SuiteArgs& a) {
   for (SuiteCase& c : cases) {
     if (!a.runtime.empty()) c.args.insert(c.args.end(), {"--runtime", a.runtime});
     for (const auto& [name, value] : a.runtime_options) {
       if (!value.empty()) c.args.insert(c.args.end(), {"--" + name, value});
     }
   }
-  SuiteOptions o;
-  o.exe = fs::read_symlink("/proc/self/exe");
-  o.dir = create_stamped_dir(fs::path(a.store) / ("suite-" + kind));
-  o.repeat = a.repeat;
-  o.seed = a.seed;
-  o.on_run = print_run;
-  std::cout << "fencecheck suite " << kind << ": " << cases.size() << " case(s) × " << a.repeat << " in "
-            << o.dir.string() << std::endl;
-  SuiteResult result = run_suite(cases, o);
-  write_suite_report(result, kind, o.dir);
-  if (!a.junit.empty()) write_suite_junit(result, a.junit);
+  return cases;
+}
+
+// The rows stored in dir (checked against plan when given) into suite.md, suite.html,
+// suite.json, the store's run index and --junit; prints the table. Exit: 3 when rows are
+// missing, duplicated or foreign (listed last), else suite_exit_code().
+int collect_and_report(const fs::path& dir, const std::optional<std::vector<PlanRow>>& plan, const std::string& junit,
+                       bool interrupted) {
+  CollectResult c = collect_rows(dir, plan);
+  c.result.interrupted = interrupted;
+  write_suite_report(c.result, c.suite, dir);
+  if (!junit.empty()) write_suite_junit(c.result, junit);
+  if (fs::exists(dir / "runs")) write_run_index(dir / "runs");
   // The table ends with the runs not as predicted and the summary line naming the one that
   // decided the exit code, so that the last lines of a CI log say which run to open.
-  std::cout << "\nwrote " << (o.dir / "suite.md").string() << ", " << (o.dir / "suite.html").string() << ", "
-            << (o.dir / "suite.json").string() << "\n\n"
-            << suite_markdown(result, kind, o.dir) << std::flush;
-  return suite_exit_code(result);
+  std::cout << "\nwrote " << (dir / "suite.md").string() << ", " << (dir / "suite.html").string() << ", "
+            << (dir / "suite.json").string() << "\n\n"
+            << suite_markdown(c.result, c.suite, dir) << std::flush;
+  if (interrupted || c.problems.empty()) return suite_exit_code(c.result);
+  std::cout << "\nsuite collect: " << c.problems.size() << " problem(s) with the stored rows:\n";
+  for (const std::string& p : c.problems) std::cout << "- " << p << "\n";
+  std::cout << std::flush;
+  return 3;
+}
+
+// `fencecheck suite <kind>`: its plan, every row run here one after another, then collected:
+// the fanned-out commands' one code path, in one process.
+int run_and_report(const std::vector<SuiteCase>& cases, const SuiteArgs& a, const std::string& kind) {
+  const std::vector<PlanRow> plan = make_plan(kind, with_runtime(cases, a), a.repeat, a.seed);
+  const fs::path dir = create_stamped_dir(fs::path(a.store) / ("suite-" + kind));
+  write_file_atomically(dir / "plan.jsonl", plan_text(plan));
+  std::cout << "fencecheck suite " << kind << ": " << cases.size() << " case(s) × " << a.repeat << " in "
+            << dir.string() << std::endl;
+  const fs::path exe = fs::read_symlink("/proc/self/exe");
+  const bool interrupted =
+      for_each_until_stopped(plan.size(), [&](std::size_t i) { print_row(plan[i], run_row(plan[i], dir, exe)); });
+  return collect_and_report(dir, plan, a.junit, interrupted);
+}
+
+// `suite run-row`: 0 a verdict stored (or stored already), 3 the bench failed, 4 the plan or
+// index cannot be used (a retry would not help).
+int run_one_row(const std::string& plan_file, std::size_t index, const std::string& store) {
+  std::vector<PlanRow> plan;
+  try {
+    plan = read_plan(plan_file);
+    if (index >= plan.size()) {
+      throw std::invalid_argument("--index " + std::to_string(index) + ": the plan " + plan_file + " has rows 0.." +
+                                  std::to_string(plan.size() - 1));
+    }
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "fencecheck suite run-row: " << e.what() << std::endl;
+    return 4;
+  }
+  try {
+    std::optional<RowOutcome> outcome;
+    for_each_until_stopped(1, [&](std::size_t) { outcome = run_row(plan[index], store, fs::read_symlink("/proc/self/exe")); });
+    if (!outcome) return 3;
+    print_row(plan[index], *outcome);
+    return outcome->stored ? 0 : 3;
+  } catch (const std::exception& e) {
+    std::cerr << "fencecheck suite run-row: " << e.what() << std::endl;
+    return 3;
+  }
 }
 
 std::vector<SuiteCase> matrix_cases(const SuiteArgs& a) {
@@ -89,10 +146,9 @@ std::vector<SuiteCase> matrix_cases(const SuiteArgs& a) {
   return cases;
 }
 
-void add_common(CLI::App* cmd, SuiteArgs& a) {
+// The options that say which runs a suite makes (its plan).
+void add_plan_options(CLI::App* cmd, SuiteArgs& a) {
   cmd->add_option("--repeat", a.repeat, "runs per case")->capture_default_str()->check(CLI::Range(1, 1000));
-  cmd->add_option("--store", a.store, "where the suite directory goes")->capture_default_str();
-  cmd->add_option("--junit", a.junit, "also write JUnit XML here (a testsuite per case)");
   cmd->add_option("--seed", a.seed, "seed of the first run (run r of case k: seed + 1000 k + r)")
       ->capture_default_str();
   cmd->add_option("--runtime", a.runtime, "runtime of every run (" + runtime_names() + "; default: run's)");
@@ -102,6 +158,33 @@ void add_common(CLI::App* cmd, SuiteArgs& a) {
   }
 }
 
+void add_common(CLI::App* cmd, SuiteArgs& a) {
+  add_plan_options(cmd, a);
+  cmd->add_option("--store", a.store, "where the suite directory goes")->capture_default_str();
+  cmd->add_option("--junit", a.junit, "also write JUnit XML here (a testsuite per case)");
+}
+
+void add_matrix_options(CLI::App* m, SuiteArgs& a) {
+  m->add_option("--backends", a.backends, "comma-separated backends (" + backend_names() + ")")
+      ->delimiter(',')->capture_default_str();
+  m->add_option("--faults", a.faults, "comma-separated faults, one per column (or none)")
+      ->delimiter(',')->capture_default_str();
+  m->add_option("--workload", a.workload, "workload of every run")->capture_default_str();
+  m->add_option("--resource", a.resource, "fenced or unfenced")->capture_default_str();
+  m->add_option("--time-limit", a.time_limit_s, "seconds of each run")->capture_default_str();
+}
+
+// The cases of suite `kind`: a scenario table (its --only), or the matrix.
+std::vector<SuiteCase> cases_of(const std::string& kind, const SuiteArgs& a) {
+  if (kind == "matrix") return matrix_cases(a);
+  for (const ScenarioTable& table : scenario_tables()) {
+    if (table.name == kind) return scenario_cases(table.rows(), a.only);
+  }
+  std::string names;
+  for (const ScenarioTable& table : scenario_tables()) names += table.name + ", ";
+  throw std::invalid_argument("unknown suite \"" + kind + "\"; suites: " + names + "matrix");
+}
+
 // Runs body; a bad option (std::invalid_argument) or harness failure is exit 3 with its message.
 [[noreturn]] void finish(const std::function<int()>& body) { finish_subcommand("suite", body); }
 
@@ -109,9 +192,11 @@ void add_common(CLI::App* cmd, SuiteArgs& a) {
 
 void add_suite_command(CLI::App& app) {
   auto a = std::make_shared<SuiteArgs>();
-  CLI::App* suite = app.add_subcommand("suite", "Run many tests and tabulate them: kleppmann (the article's "
-                                                "scenarios), libraries (lock libraries), databases (locks in "
-                                                "databases) or matrix (backends × faults)");
+  // The scenario tables name themselves (scenario_tables()), then the matrix.
+  std::string kinds;
+  for (const ScenarioTable& table : scenario_tables()) kinds += table.name + " (" + table.title + "), ";
+  CLI::App* suite = app.add_subcommand("suite", "Run many tests and tabulate them: " + kinds +
+                                                    "or matrix (backends × faults)");
   suite->require_subcommand(1);
   for (const ScenarioTable& table : scenario_tables()) {
     CLI::App* t = suite->add_subcommand(table.name, table.description);
@@ -124,14 +209,48 @@ void add_suite_command(CLI::App& app) {
   }
   CLI::App* m = suite->add_subcommand("matrix", "every backend × fault, each --repeat times");
   add_common(m, *a);
-  m->add_option("--backends", a->backends, "comma-separated backends (" + backend_names() + ")")
-      ->delimiter(',')->capture_default_str();
-  m->add_option("--faults", a->faults, "comma-separated faults, one per column (or none)")
-      ->delimiter(',')->capture_default_str();
-  m->add_option("--workload", a->workload, "workload of every run")->capture_default_str();
-  m->add_option("--resource", a->resource, "fenced or unfenced")->capture_default_str();
-  m->add_option("--time-limit", a->time_limit_s, "seconds of each run")->capture_default_str();
+  add_matrix_options(m, *a);
   m->callback([a] { finish([a] { return run_and_report(matrix_cases(*a), *a, "matrix"); }); });
+
+  // The row contract (harness/suite/suite_plan.h): plan, run-row, collect.
+  auto kind = std::make_shared<std::string>();
+  CLI::App* plan = suite->add_subcommand("plan", "print a suite's rows (one JSON line per case × repeat) for "
+                                                 "run-row to run anywhere: fencecheck suite plan SUITE > plan.jsonl");
+  plan->add_option("suite", *kind, "kleppmann, libraries, … (the suites above) or matrix")->required();
+  add_plan_options(plan, *a);
+  plan->add_option("--only", a->only, "comma-separated scenario ids of a scenario table")->delimiter(',');
+  add_matrix_options(plan, *a);
+  plan->callback([a, kind] {
+    finish([a, kind] {
+      std::cout << plan_text(make_plan(*kind, with_runtime(cases_of(*kind, *a), *a), a->repeat, a->seed))
+                << std::flush;
+      return 0;
+    });
+  });
+  auto plan_file = std::make_shared<std::string>();
+  auto index = std::make_shared<std::size_t>(0);
+  CLI::App* row = suite->add_subcommand(
+      "run-row", "run one row of a plan into a store (a row stored already is skipped); exit 0 when a verdict "
+                 "is stored, 3 when the bench failed (run it again), 4 for a plan or index it cannot use");
+  row->add_option("--plan", *plan_file, "the plan (suite plan's output)")->required();
+  row->add_option("--index", *index, "the row: its line in the plan, from 0 (a Kubernetes Indexed Job's "
+                                     "JOB_COMPLETION_INDEX)")->required();
+  row->add_option("--store", a->store, "the suite's store directory, shared by every row")->required();
+  row->callback([a, plan_file, index] { std::exit(run_one_row(*plan_file, *index, a->store)); });
+  CLI::App* collect = suite->add_subcommand(
+      "collect", "merge a store's rows into suite.md, suite.html, suite.json, the run index and --junit; exit 3 "
+                 "when rows are missing, duplicated or from another plan");
+  collect->add_option("--store", a->store, "the suite's store directory")->required();
+  collect->add_option("--plan", *plan_file, "the plan the rows must match (default: the store's plan.jsonl, if any)");
+  collect->add_option("--junit", a->junit, "also write JUnit XML here (a testsuite per case)");
+  collect->callback([a, plan_file] {
+    finish([a, plan_file] {
+      fs::path file = plan_file->empty() ? fs::path(a->store) / "plan.jsonl" : fs::path(*plan_file);
+      std::optional<std::vector<PlanRow>> plan;
+      if (!plan_file->empty() || fs::exists(file)) plan = read_plan(file);
+      return collect_and_report(a->store, plan, a->junit, false);
+    });
+  });
 }
 
 }  // namespace fencecheck

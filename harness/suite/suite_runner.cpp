@@ -131,19 +131,30 @@ std::optional<double> earliest_violation(const nlohmann::json& results) {
 }
 
 SuiteRun run_once(const SuiteCase& c, const SuiteOptions& o, std::uint64_t seed, int r) {
+  return run_suite_case(c, o.exe, o.dir / "runs", o.dir / "logs" / (c.id + "-" + std::to_string(r + 1) + ".log"),
+                        seed);
+}
+
+}  // namespace
+
+SuiteRun run_suite_case(const SuiteCase& c, const fs::path& exe, const fs::path& store, const fs::path& log,
+                        std::uint64_t seed) {
   SuiteRun run;
   run.seed = seed;
-  const fs::path store = o.dir / "runs";
-  const fs::path log = o.dir / "logs" / (c.id + "-" + std::to_string(r + 1) + ".log");
   std::vector<std::string> args = c.args;
   args.insert(args.end(), {"--seed", std::to_string(seed), "--store", store.string(), "--name", c.id});
   auto t0 = std::chrono::steady_clock::now();
   std::error_code ec;
   fs::remove(store / "latest", ec);  // so that `latest` afterwards is this run's, or absent
-  run.exit_code = run_suite_child(o.exe, args, log);
+  run.exit_code = run_suite_child(exe, args, log);
   run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   fs::path latest = store / "latest";
   if (fs::is_symlink(latest, ec)) run.run_dir = fs::canonical(latest, ec);
+  judge_suite_run(c, run, log);
+  return run;
+}
+
+void judge_suite_run(const SuiteCase& c, SuiteRun& run, const fs::path& log) {
   std::ifstream in(run.run_dir / "results.json");
   if (!run.run_dir.empty() && in) {
     run.results = nlohmann::json::parse(in, nullptr, false);
@@ -152,7 +163,7 @@ SuiteRun run_once(const SuiteCase& c, const SuiteOptions& o, std::uint64_t seed,
   if (run.results.is_null()) {
     run.error = "exit " + std::to_string(run.exit_code) + ", no results.json; log " + log.string() + ": " +
                 run_log_tail(log);
-    return run;
+    return;
   }
   run.first_violation_s = earliest_violation(run.results);
   try {
@@ -165,10 +176,13 @@ SuiteRun run_once(const SuiteCase& c, const SuiteOptions& o, std::uint64_t seed,
     // a history the checkers could read but not the timeline: the checkers' verdict stands
   }
   if (c.scenario != nullptr) run.verdict = judge_scenario(*c.scenario, run.results);
-  return run;
 }
 
-}  // namespace
+bool for_each_until_stopped(std::size_t n, const std::function<void(std::size_t)>& step) {
+  StopGuard guard;
+  for (std::size_t i = 0; i < n && g_stops == 0; ++i) step(i);
+  return g_stops > 0;
+}
 
 std::string run_log_tail(const fs::path& log, std::size_t max_bytes) {
   std::ifstream in(log);

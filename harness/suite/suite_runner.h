@@ -101,6 +101,21 @@ pid_t start_child_group(const std::vector<std::string>& args, const std::filesys
 int run_suite_child(const std::filesystem::path& exe, const std::vector<std::string>& args,
                     const std::filesystem::path& log);
 
+// One run of case c: `exe run ARGS --seed seed --store store --name <c.id>` (run_suite_child,
+// output to log), then judge_suite_run. Blocks until the run exits; throws HarnessError if
+// it cannot fork.
+SuiteRun run_suite_case(const SuiteCase& c, const std::filesystem::path& exe, const std::filesystem::path& store,
+                        const std::filesystem::path& log, std::uint64_t seed);
+// What run.run_dir holds, read into run: its results.json (none: run.error quotes log's
+// tail), first violation, longest stretch out of reach, and the verdict against c's
+// scenario. Reads files only.
+void judge_suite_run(const SuiteCase& c, SuiteRun& run, const std::filesystem::path& log);
+
+// Calls step(i) for i = 0, 1, … n − 1 while no SIGINT/SIGTERM came, with the suite's stop
+// handler installed (a stop is passed on once to the run in progress, which run_suite_child
+// started); returns true when a stop ended it early. From the main thread.
+bool for_each_until_stopped(std::size_t n, const std::function<void(std::size_t)>& step);
+
 // Throws HarnessError when the suite directory cannot be made.
 SuiteResult run_suite(const std::vector<SuiteCase>& cases, const SuiteOptions& options);
 
