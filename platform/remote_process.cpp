@@ -59,14 +59,17 @@ void RemoteProcess::signal(int sig, const Deadline& deadline) {
 bool RemoteProcess::pause(const Deadline& deadline) {
   if (stopped_) return false;
   paused_ = true;
-  // Stopped only once every thread of every member of the group shows state T on the
-  // host; the host gives up a little before the deadline, so that its answer still comes.
+  // Stopped only once every thread of every member of the group shows state T (or t, or is
+  // a zombie Z / dead X, which cannot act either: is_halted_state's rule) on the host;
+  // the host gives up a little before the deadline, so that its answer still comes. A child
+  // that exited just as its stopped parent got SIGSTOP stays a zombie until the resume:
+  // counted as running, it failed the pause (an ssh test's ticker, once in CI).
   const std::int64_t polls = std::max<std::int64_t>(1, (deadline.left().count() - 300) / 20);
   try {
     const std::string wait_stopped =
         "g=" + std::to_string(group(deadline)) + "; n=0\n"
         "while :; do\n"
-        "  if ps -e -L -o pgid=,stat= | awk -v g=\"$g\" '$1==g && $2 !~ /^T/ {r=1} END {exit r}'; then exit 0; fi\n"
+        "  if ps -e -L -o pgid=,stat= | awk -v g=\"$g\" '$1==g && $2 !~ /^[TtZX]/ {r=1} END {exit r}'; then exit 0; fi\n"
         "  [ $n -ge " + std::to_string(polls) + " ] && exit 4; n=$((n+1)); sleep 0.02\n"
         "done\n";
     return signal_group("STOP", deadline, wait_stopped);
