@@ -111,7 +111,10 @@ NatsServer::NatsServer(NatsServerOptions options)
 const NatsServer::Node& NatsServer::node_of(const std::string& node) const { return configured(nodes_, node, "nats"); }
 
 void NatsServer::configure(Runtime& runtime, const std::string& node, const std::filesystem::path& dir) {
-  if (auto missing = missing_binary_message(nats_backend_info())) throw HarnessError("nats: " + *missing);
+  if (program_.empty()) {  // looked up once, as etcd does: a restart spawns the same program
+    if (auto missing = missing_binary_message(nats_backend_info())) throw HarnessError("nats: " + *missing);
+    program_ = *find_binary(nats_backend_info().binaries.front());
+  }
   if (disks_) {
     if (auto why = LazyDisks::unsupported(runtime)) throw HarnessError("nats: crash_loses=unsynced: " + *why);
   }
@@ -139,7 +142,7 @@ ProcessSpec NatsServer::daemon(const std::string& node) const {
   ProcessSpec spec;
   spec.node = node;
   spec.name = "nats-server";
-  spec.argv = {*find_binary(nats_backend_info().binaries.front()), "-c", (n.dir / "nats.conf").string()};
+  spec.argv = {program_, "-c", (n.dir / "nats.conf").string()};
   spec.log = n.dir / "nats.log";
   spec.cwd = n.dir;
   return spec;

@@ -107,6 +107,7 @@ class NatsServer : public DaemonServer {
   void make_bucket(Runtime& runtime, const std::filesystem::path& log);
 
   NatsServerOptions options_;
+  std::string program_;  // nats-server's path, found by the first configure()
   std::unique_ptr<LazyDisks> disks_;  // crash_loses=unsynced only
   std::vector<NatsNode> cluster_;
   std::map<std::string, Node> nodes_;
