@@ -104,9 +104,17 @@ class RunTest : public ::testing::Test {
   fs::path latest() const { return fs::canonical(fs::path(store_) / "latest"); }
   // The run directory of the (single) run in the store, once it exists.
   fs::path run_dir() const {
+    fs::path config = first_file_named(store_, "config.json");
+    return config.empty() ? fs::path() : config.parent_path();
+  }
+  // The first file called `name` under `root`, or an empty path. The run writes the tree
+  // while this walks it (a temporary file renamed away under the iterator), so a step that
+  // fails ends the walk instead of throwing; the caller polls again.
+  static fs::path first_file_named(const fs::path& root, const std::string& name) {
     std::error_code ec;
-    for (const auto& f : fs::recursive_directory_iterator(store_, ec)) {
-      if (f.path().filename() == "config.json") return f.path().parent_path();
+    fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec);
+    for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+      if (it->path().filename() == name) return it->path();
     }
     return {};
   }

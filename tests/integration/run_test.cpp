@@ -111,9 +111,8 @@ TEST_F(RunTest, ControllerKilledThenCleanLeavesNothing) {
         if (!s.is_discarded() && s["controller"]["pid"] == pid) state = s;
       }
     }
-    for (const auto& f : fs::recursive_directory_iterator(store_, ec)) {
-      if (f.path().filename() == "history.jsonl" && fs::file_size(f.path()) > 20000) history = f.path();
-    }
+    fs::path h = first_file_named(store_, "history.jsonl");
+    if (!h.empty() && fs::file_size(h, ec) > 20000 && !ec) history = h;
   }
   ASSERT_FALSE(state.is_null()) << "no state file for the run";
   ASSERT_FALSE(history.empty()) << "the run never got going";
