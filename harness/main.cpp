@@ -39,8 +39,10 @@ int main(int argc, char** argv) {
     return e.get_exit_code();  // a subcommand finished; its exit code
   } catch (const CLI::ParseError& e) {
     int code = app.exit(e);
-    // --help and --version exit 0; any other usage error is bad input: exit 3.
-    return code == 0 ? 0 : 3;
+    // --help and --version exit 0; any other usage error is bad input: exit 3 (4 for
+    // `suite run-row`, whose 3 means "run it again").
+    if (code == 0) return 0;
+    return fencecheck::parsing_run_row(app) ? 4 : 3;
   } catch (const std::exception& e) {
     // Every subcommand reports its own errors; this is the last line of defence against
     // an abort, so that a harness failure is always exit 3 with a message.

@@ -53,6 +53,9 @@ tests=(
   docker.io docker-compose debootstrap
   # the ssh runtime's test fixture, scripts/ssh-test-hosts.sh: an sshd per network namespace, reached through nc
   openssh-server openssh-client netcat-openbsd
+  # `suite k8s-job`: the manifests checked against the Kubernetes API models, and the pods
+  # run under `podman kube play` (catatonit: its pod's pause process; runc: its runtime)
+  python3-kubernetes python3-yaml podman catatonit runc
 )
 
 case "${1:-}" in

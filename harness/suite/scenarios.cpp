@@ -200,18 +200,20 @@ const std::vector<Scenario>& kleppmann_scenarios() {
   return scenarios;
 }
 
-std::optional<std::string> scenario_problem(const Scenario& s) {
+std::optional<std::string> run_args_problem(const std::string& id, const std::vector<std::string>& args) {
   try {
-    RunConfig c = parse_run_args(s.args);
+    RunConfig c = parse_run_args(args);
     c.seed = 1;
     if (c.runtime.empty()) c.runtime = "netns";  // what the suite runs under (it needs root)
     c.resolve();
-    if (auto problem = c.input_problem()) return s.id + ": " + *problem;
+    if (auto problem = c.input_problem()) return id + ": " + *problem;
   } catch (const std::invalid_argument& e) {
-    return s.id + ": " + e.what();
+    return id + ": " + e.what();
   }
   return std::nullopt;
 }
+
+std::optional<std::string> scenario_problem(const Scenario& s) { return run_args_problem(s.id, s.args); }
 
 const std::vector<ScenarioTable>& scenario_tables() {
   static const std::vector<ScenarioTable> tables = {

@@ -82,6 +82,8 @@ const std::vector<ScenarioTable>& scenario_tables();
 // rules between options, without what depends on this machine. nullopt when they do; else
 // "K3: --clock-min-ms …", naming the scenario and the option.
 std::optional<std::string> scenario_problem(const Scenario& s);
+// The same for any case's arguments (a matrix cell's): "redis-pause-holder: --pause-ms …".
+std::optional<std::string> run_args_problem(const std::string& id, const std::vector<std::string>& args);
 const Scenario* find_scenario(std::string_view id);  // any table; nullptr when unknown
 std::string scenario_ids(const std::vector<Scenario>& table = kleppmann_scenarios());  // "K1, K2, …"
 

@@ -9,6 +9,7 @@
 
 #include "backends/registry.h"
 #include "harness/run/run_store.h"
+#include "harness/suite/k8s_job.h"
 #include "harness/suite/suite_report.h"
 #include "harness/suite/suite_plan.h"
 #include "harness/suite/suite_rows.h"
@@ -54,7 +55,11 @@ void print_row(const PlanRow& row, const RowOutcome& o) {
   std::cout << std::endl;
 }
 
-// Every case's run arguments with the suite's --runtime and runtime options added.
+// Every case's run arguments with the suite's --runtime and runtime options added. Throws
+// std::invalid_argument naming each case whose arguments no run would accept (a matrix
+// cell whose pause needs a longer --time-limit, a fault the runtime cannot inject), before
+// any row is planned or run: a row that cannot start would only fail its bench, and an
+// engine would retry it in vain.
 std::vector<SuiteCase> with_runtime(std::vector<SuiteCase> cases, const SuiteArgs& a) {
   for (SuiteCase& c : cases) {
     if (!a.runtime.empty()) c.args.insert(c.args.end(), {"--runtime", a.runtime});
@@ -62,6 +67,11 @@ std::vector<SuiteCase> with_runtime(std::vector<SuiteCase> cases, const SuiteArg
       if (!value.empty()) c.args.insert(c.args.end(), {"--" + name, value});
     }
   }
+  std::string problems;
+  for (const SuiteCase& c : cases) {
+    if (auto p = run_args_problem(c.id, c.args)) problems += "\n  " + *p;
+  }
+  if (!problems.empty()) throw std::invalid_argument("cases that no run would accept:" + problems);
   return cases;
 }
 
@@ -188,6 +198,31 @@ std::vector<SuiteCase> cases_of(const std::string& kind, const SuiteArgs& a) {
 // Runs body; a bad option (std::invalid_argument) or harness failure is exit 3 with its message.
 [[noreturn]] void finish(const std::function<int()>& body) { finish_subcommand("suite", body); }
 
+// `suite k8s-job`: the plan's rows as an Indexed Job and its collect step (harness/suite/k8s_job.h).
+void add_k8s_job_command(CLI::App* suite, const std::shared_ptr<std::string>& plan_file) {
+  auto o = std::make_shared<K8sJobOptions>();
+  CLI::App* k8s = suite->add_subcommand(
+      "k8s-job", "print Kubernetes manifests that run a plan's rows as an Indexed Job (a pod per row, one "
+                 "store volume) and a suspended Job that collects them: … | kubectl apply -f -");
+  k8s->add_option("--plan", *plan_file, "the plan (suite plan's output)")->required();
+  k8s->add_option("--image", o->image, "the fencecheck image (docker/) as the cluster pulls it")->required();
+  k8s->add_option("--parallelism", o->parallelism, "pods at once")->required()->check(CLI::PositiveNumber);
+  k8s->add_option("--pvc", o->pvc, "an existing ReadWriteMany claim for the store (default: make NAME-store)");
+  k8s->add_option("--storage", o->storage, "the size of the claim made when --pvc is not given")
+      ->capture_default_str();
+  k8s->add_option("--name", o->name, "prefix of the objects' names (default: fencecheck-SUITE)");
+  k8s->add_option("--retries", o->retries, "reruns of a row whose bench failed (backoffLimitPerIndex)")
+      ->capture_default_str()->check(CLI::NonNegativeNumber);
+  k8s->callback([o, plan_file] {
+    finish([o, plan_file] {
+      // The ConfigMap carries the plan as read (each line checked), in plan.jsonl's form.
+      const std::vector<PlanRow> plan = read_plan(*plan_file);
+      std::cout << k8s_job_manifests(plan, plan_text(plan), *o) << std::flush;
+      return 0;
+    });
+  });
+}
+
 }  // namespace
 
 void add_suite_command(CLI::App& app) {
@@ -233,10 +268,13 @@ void add_suite_command(CLI::App& app) {
       "run-row", "run one row of a plan into a store (a row stored already is skipped); exit 0 when a verdict "
                  "is stored, 3 when the bench failed (run it again), 4 for a plan or index it cannot use");
   row->add_option("--plan", *plan_file, "the plan (suite plan's output)")->required();
-  row->add_option("--index", *index, "the row: its line in the plan, from 0 (a Kubernetes Indexed Job's "
-                                     "JOB_COMPLETION_INDEX)")->required();
+  row->add_option("--index", *index, "the row: its line in the plan, from 0 (default: $JOB_COMPLETION_INDEX, "
+                                     "as a Kubernetes Indexed Job sets it)")
+      ->envname("JOB_COMPLETION_INDEX")
+      ->required();
   row->add_option("--store", a->store, "the suite's store directory, shared by every row")->required();
   row->callback([a, plan_file, index] { std::exit(run_one_row(*plan_file, *index, a->store)); });
+  add_k8s_job_command(suite, plan_file);
   CLI::App* collect = suite->add_subcommand(
       "collect", "merge a store's rows into suite.md, suite.html, suite.json, the run index and --junit; exit 3 "
                  "when rows are missing, duplicated or from another plan");
@@ -251,6 +289,11 @@ void add_suite_command(CLI::App& app) {
       return collect_and_report(a->store, plan, a->junit, false);
     });
   });
+}
+
+bool parsing_run_row(const CLI::App& app) {
+  const CLI::App* suite = app.get_subcommand("suite");
+  return suite->parsed() && suite->get_subcommand("run-row")->parsed();
 }
 
 }  // namespace fencecheck

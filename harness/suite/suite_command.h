@@ -13,5 +13,8 @@
 namespace fencecheck {
 
 void add_suite_command(CLI::App& app);
+// Whether the command line being parsed is `suite run-row`, whose usage errors exit 4 (a
+// rerun cannot fix them; exit 3 asks an engine to run the row again), not 3.
+bool parsing_run_row(const CLI::App& app);
 
 }  // namespace fencecheck

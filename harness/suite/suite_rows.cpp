@@ -116,6 +116,8 @@ RowOutcome run_row(const PlanRow& row, const fs::path& store, const fs::path& ex
     out.stored = true;
     return out;
   }
+  // The error names the log where it now is, not the partial directory it was written in.
+  if (!verdict) judge_suite_run(row.c, out.run, final_dir / "run.log");
   out.stored = verdict;
   return out;
 }

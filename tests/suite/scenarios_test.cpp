@@ -58,6 +58,18 @@ TEST(Scenarios, APlannedScenarioShowsItsPlanAsItsFaults) {
   EXPECT_NE(problem->find("node \"n4\" is not a server or client"), std::string::npos) << *problem;
 }
 
+// A matrix cell's arguments get the same check, so that `suite plan` refuses a cell no run
+// would accept (exit 3 for every row otherwise, each retried by an engine in vain).
+TEST(Scenarios, AnyCasesArgumentsAreCheckedAsARunWouldCheckThem) {
+  const std::vector<std::string> cell = {"--backend", "redis", "--nemesis", "pause-holder", "--time-limit", "3"};
+  auto problem = run_args_problem("redis-pause-holder", cell);
+  ASSERT_TRUE(problem.has_value());
+  EXPECT_EQ(problem->rfind("redis-pause-holder: --pause-ms (3000 ms) must be shorter than --time-limit", 0), 0u)
+      << *problem;
+  EXPECT_EQ(run_args_problem("redis-pause-holder", join_args(cell, {"--pause-ms", "2000"})), std::nullopt);
+  EXPECT_TRUE(run_args_problem("x", {"--backend", "nothing"}).has_value());
+}
+
 // The libraries' table: runnable, ids distinct from the article's, and every adapter of the
 // registry has a row (adding a library means adding its row).
 TEST(Scenarios, EveryLibraryScenarioIsAValidRunAndEveryAdapterHasOne) {
