@@ -5,7 +5,7 @@
 #   docker/build.sh [--tag NAME] [--prebuilt BUILD_DIR | --servers-only]
 #
 # --tag NAME            image name (default: fencecheck)
-# --prebuilt BUILD_DIR  take fencecheck and libfcclock.so from a host build (BUILD_DIR/harness)
+# --prebuilt BUILD_DIR  take fencecheck, libfcclock.so and fclazydisk from a host build (BUILD_DIR/harness)
 #                       instead of compiling them again inside the image; CI's path. Both
 #                       must come from Debian 12, like the image.
 # --servers-only        build the base and the `servers` stage (NAME-servers) alone: warms
@@ -71,16 +71,16 @@ if [ "$servers_only" -eq 1 ]; then
 elif [ -z "$prebuilt" ]; then
   "${build[@]}" -f docker/Dockerfile -t "$tag" .
 else
-  for f in fencecheck libfcclock.so; do
+  for f in fencecheck libfcclock.so fclazydisk; do
     [ -f "$prebuilt/harness/$f" ] || { echo "docker/build.sh: $prebuilt/harness/$f is missing" \
       "(run scripts/build.sh fencecheck)" >&2; exit 3; }
   done
   "${build[@]}" -f docker/Dockerfile --target servers -t "$tag-servers" .
   context=$(mktemp -d)
   trap 'rm -rf "$context"' EXIT
-  cp "$prebuilt/harness/fencecheck" "$prebuilt/harness/libfcclock.so" "$context/"
+  cp "$prebuilt/harness/fencecheck" "$prebuilt/harness/libfcclock.so" "$prebuilt/harness/fclazydisk" "$context/"
   # The Dockerfile's last stage, with the host's binaries in place of the build stage's.
-  printf 'FROM %s\nCOPY fencecheck libfcclock.so /opt/fencecheck/bin/\n' "$tag-servers" |
+  printf 'FROM %s\nCOPY fencecheck libfcclock.so fclazydisk /opt/fencecheck/bin/\n' "$tag-servers" |
     docker build -t "$tag" -f - "$context"
 fi
 say "built image $tag in $(( $(date +%s) - started )) s"
