@@ -57,6 +57,9 @@ Doc pod_template(const std::string& name, const std::string& component, const st
   return {{"metadata", {{"labels", labels(name, component)}}},
           {"spec",
            {{"restartPolicy", "Never"},
+            // The pause process is pid 1 and reaps what a killed server orphans (fencecheck
+            // as pid 1 would leave them zombies).
+            {"shareProcessNamespace", true},
             {"containers", Doc::array({c})},
             {"volumes", Doc::array({{{"name", "plan"}, {"configMap", {{"name", name + "-plan"}}}},
                                      {{"name", "store"}, {"persistentVolumeClaim", {{"claimName", claim}}}}})}}}};

@@ -15,7 +15,8 @@
 //   plan or index cannot be used) fails that index at once, since a rerun cannot help;
 //   a disruption (preemption, a drained node) is not counted at all;
 // - the pod is privileged (network namespaces, iptables, the clock library, FUSE), so its
-//   namespace must allow privileged pods (Pod Security "privileged");
+//   namespace must allow privileged pods (Pod Security "privileged"); it shares one process
+//   namespace, so that the pause process, not fencecheck, is pid 1 and reaps orphans;
 // - the plan travels in a ConfigMap (1 MiB at most: a larger plan is refused here, with
 //   the size) mounted read-only at /plan; the store is a PersistentVolumeClaim at /store,
 //   --pvc's or one made here (ReadWriteMany, --storage).

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <set>
@@ -20,16 +21,31 @@ using nlohmann::json;
 
 constexpr const char* kPartial = ".partial-";
 
-// Leftovers of earlier tries of this row whose process is gone: a run-row killed mid-way.
+// "<host>-<pid>": who is making a partial row. The store may be shared between machines or
+// pods (NFS, a ReadWriteMany volume) whose process ids overlap — a pod's run-row is often
+// pid 1 — so a pid alone names no process.
+std::string this_maker() {
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) != 0 || host[0] == '\0') std::snprintf(host, sizeof host, "unknown");
+  return std::string(host) + "-" + std::to_string(::getpid());
+}
+
+// Leftovers of earlier tries of this row on this host whose process is gone: a run-row
+// killed mid-way, or an earlier process with this one's pid (a container's pid 1). Another
+// host's are left alone (no way to know that they are dead; collect never reads them).
 void remove_dead_partials(const fs::path& rows, const std::string& id) {
   std::error_code ec;
   const std::string prefix = std::string(kPartial) + id + "-";
+  const std::string me = this_maker(), my_host = me.substr(0, me.rfind('-'));
   for (const auto& e : fs::directory_iterator(rows, ec)) {
     const std::string name = e.path().filename().string();
     if (name.rfind(prefix, 0) != 0) continue;
+    const std::string maker = name.substr(prefix.size());
+    const std::size_t dash = maker.rfind('-');
+    if (dash == std::string::npos || maker.substr(0, dash) != my_host) continue;
     int pid = 0;
     try {
-      pid = std::stoi(name.substr(prefix.size()));
+      pid = std::stoi(maker.substr(dash + 1));
     } catch (const std::exception&) {
     }
     if (pid > 0 && pid != ::getpid() && os::process_is(pid, std::nullopt)) continue;  // another try, still running
@@ -92,7 +108,7 @@ RowOutcome run_row(const PlanRow& row, const fs::path& store, const fs::path& ex
   fs::create_directories(rows, ec);
   if (ec) throw HarnessError("cannot create " + rows.string() + ": " + ec.message());
   remove_dead_partials(rows, row.id);
-  const fs::path partial = rows / (std::string(kPartial) + row.id + "-" + std::to_string(::getpid()));
+  const fs::path partial = rows / (std::string(kPartial) + row.id + "-" + this_maker());
   fs::create_directories(partial, ec);
   if (ec) throw HarnessError("cannot create " + partial.string() + ": " + ec.message());
   // The run itself goes where it stays (a replay of it names that place): runs/<id>/, its
@@ -131,7 +147,9 @@ CollectResult collect_rows(const fs::path& store, const std::optional<std::vecto
     if (!fs::exists(e.path() / "row.json")) continue;  // not a row (a row dir is renamed into place complete)
     stored.push_back(read_stored_row(e.path(), store));
   }
-  if (stored.empty()) throw std::invalid_argument(store.string() + ": no rows in " + (store / "rows").string());
+  // With a plan, an empty store is every row missing (an interrupted suite's, say), which
+  // the problems name; without one there is nothing to collect or to name.
+  if (stored.empty() && (!plan || plan->empty())) throw std::invalid_argument(store.string() + ": no rows in " + (store / "rows").string());
   std::sort(stored.begin(), stored.end(), [](const StoredRow& a, const StoredRow& b) {
     return a.row.index != b.row.index ? a.row.index < b.row.index : a.row.id < b.row.id;
   });
@@ -141,7 +159,7 @@ CollectResult collect_rows(const fs::path& store, const std::optional<std::vecto
   if (plan) {
     for (const PlanRow& p : *plan) in_plan.insert(p.id);
   }
-  c.suite = plan ? plan->front().suite : stored.front().row.suite;
+  c.suite = plan && !plan->empty() ? plan->front().suite : stored.front().row.suite;
   for (const StoredRow& s : stored) {
     if ((plan && !in_plan.count(s.row.id)) || s.row.suite != c.suite) {
       c.problems.push_back("foreign: rows/" + s.row.id + " is " + describe(s.row) + " of suite " + s.row.suite +

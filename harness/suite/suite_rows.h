@@ -3,10 +3,10 @@
 //
 // The store: <store>/rows/<id>/ per finished row — row.json (the plan line, exit code,
 // seconds, where its run is), the run's directory under runs/, its log run.log. A row is made
-// in <store>/rows/.partial-<id>-<pid>/ and renamed into place only once row.json is written,
-// so a row directory is either absent or complete: a run-row killed at any instant leaves at
-// most a .partial- directory, which nothing collects and the next run-row of that row
-// removes. A row with a verdict is not run again; one whose bench failed (no results.json:
+// in <store>/rows/.partial-<id>-<host>-<pid>/ and renamed into place only once row.json is
+// written, so a row directory is either absent or complete: a run-row killed at any instant
+// leaves at most a .partial- directory, which nothing collects and the next run-row of that
+// row on the same host removes. A row with a verdict is not run again; one whose bench failed (no results.json:
 // "harness error" in the table) is stored without a verdict and run again by the next try.
 // The run itself lives in <store>/runs/<id>/ (its own store: rows run at once never share a
 // `latest`), where it stays, so that its repro.sh names the right place.
@@ -46,8 +46,9 @@ struct CollectResult {
 };
 
 // The stored rows of store; with a plan, checked against it and ordered by it (without, by
-// the index each row recorded). Throws std::invalid_argument for an unreadable row.json
-// (naming the file) or a store with no rows.
+// the index each row recorded). With a plan, a store with no rows has every row missing.
+// Throws std::invalid_argument for an unreadable row.json (naming the file), or for a
+// store with no rows and no plan.
 CollectResult collect_rows(const std::filesystem::path& store, const std::optional<std::vector<PlanRow>>& plan);
 
 }  // namespace fencecheck

@@ -73,6 +73,10 @@ store=$("${pm[@]}" volume inspect fc-test-store --format '{{.Mountpoint}}')
 for id in $(/usr/bin/python3 -c 'import json,sys; [print(json.loads(l)["id"]) for l in open("plan.jsonl")]'); do
   [ -f "$store/rows/$id/row.json" ] || fail "row $id was not stored: $(ls -R "$store" | head -20)"
 done
+# shareProcessNamespace: the pod's pause process, not fencecheck, is pid 1 (it reaps orphans).
+"${pm[@]}" pod inspect fc-test-rows-0 --format '{{.SharedNamespaces}}' | grep -qw pid ||
+  fail "the row pod does not share its process namespace: $("${pm[@]}" pod inspect fc-test-rows-0 \
+    --format '{{.SharedNamespaces}}')"
 # Each pod ran the row its index names: pod i's log names case i of the plan.
 for i in 0 1; do
   case_id=$(/usr/bin/python3 -c "import json; print(json.loads(open('plan.jsonl').readlines()[$i])['case'])")
