@@ -3,7 +3,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
+#include <cctype>
 #include <cstdio>
+#include <functional>
+#include <optional>
 #include <fstream>
 #include <map>
 #include <set>
@@ -21,36 +25,77 @@ using nlohmann::json;
 
 constexpr const char* kPartial = ".partial-";
 
-// "<host>-<pid>": who is making a partial row. The store may be shared between machines or
-// pods (NFS, a ReadWriteMany volume) whose process ids overlap — a pod's run-row is often
-// pid 1 — so a pid alone names no process.
-std::string this_maker() {
-  char host[256] = {};
-  if (::gethostname(host, sizeof host - 1) != 0 || host[0] == '\0') std::snprintf(host, sizeof host, "unknown");
-  return std::string(host) + "-" + std::to_string(::getpid());
+std::string first_line_of(const char* file) {
+  std::ifstream in(file);
+  std::string line;
+  std::getline(in, line);
+  return line;
 }
 
-// Leftovers of earlier tries of this row on this host whose process is gone: a run-row
-// killed mid-way, or an earlier process with this one's pid (a container's pid 1). Another
-// host's are left alone (no way to know that they are dead; collect never reads them).
+// The fields of a maker, from the right: pid, pid namespace, boot; the host is the rest
+// (a host name may hold '-'). nullopt for another form (an older run-row's "<pid>").
+std::optional<std::array<std::string, 4>> split_maker(const std::string& maker) {
+  std::array<std::string, 4> parts;  // host, boot, pidns, pid
+  std::string rest = maker;
+  for (int k = 3; k >= 1; --k) {
+    const std::size_t dash = rest.rfind('-');
+    if (dash == std::string::npos || dash == 0) return std::nullopt;
+    parts[k] = rest.substr(dash + 1);
+    rest = rest.substr(0, dash);
+  }
+  parts[0] = rest;
+  return parts;
+}
+
+}  // namespace
+
+std::string row_maker() {
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) != 0 || host[0] == '\0') std::snprintf(host, sizeof host, "unknown");
+  std::string boot = first_line_of("/proc/sys/kernel/random/boot_id").substr(0, 8);
+  std::error_code ec;
+  std::string pidns = fs::read_symlink("/proc/self/ns/pid", ec).string();  // "pid:[4026531836]"
+  std::string digits;
+  for (char c : pidns) digits += std::isdigit(static_cast<unsigned char>(c)) ? std::string(1, c) : "";
+  return std::string(host) + "-" + (boot.empty() ? "0" : boot) + "-" + (digits.empty() ? "0" : digits) + "-" +
+         std::to_string(::getpid());
+}
+
+bool is_dead_partial(const std::string& maker, const std::string& me, const std::function<bool(int)>& alive) {
+  auto theirs = split_maker(maker), mine = split_maker(me);
+  if (!theirs || !mine || (*theirs)[1] != (*mine)[1] || (*theirs)[2] != (*mine)[2]) return false;  // not ours to judge
+  int pid = 0;
+  try {
+    pid = std::stoi((*theirs)[3]);
+  } catch (const std::exception&) {
+    return false;
+  }
+  // This process has made no partial of the row yet: one with its pid is an earlier
+  // process's (pids are reused).
+  return pid == std::stoi((*mine)[3]) || !alive(pid);
+}
+
+namespace {
+
+// Leftovers of earlier tries of this row whose process is gone: a run-row killed mid-way.
 void remove_dead_partials(const fs::path& rows, const std::string& id) {
   std::error_code ec;
-  const std::string prefix = std::string(kPartial) + id + "-";
-  const std::string me = this_maker(), my_host = me.substr(0, me.rfind('-'));
+  const std::string prefix = std::string(kPartial) + id + "-", me = row_maker();
   for (const auto& e : fs::directory_iterator(rows, ec)) {
     const std::string name = e.path().filename().string();
     if (name.rfind(prefix, 0) != 0) continue;
-    const std::string maker = name.substr(prefix.size());
-    const std::size_t dash = maker.rfind('-');
-    if (dash == std::string::npos || maker.substr(0, dash) != my_host) continue;
-    int pid = 0;
-    try {
-      pid = std::stoi(maker.substr(dash + 1));
-    } catch (const std::exception&) {
+    if (is_dead_partial(name.substr(prefix.size()), me, [](int pid) { return os::process_is(pid, std::nullopt); })) {
+      fs::remove_all(e.path(), ec);
     }
-    if (pid > 0 && pid != ::getpid() && os::process_is(pid, std::nullopt)) continue;  // another try, still running
-    fs::remove_all(e.path(), ec);
   }
+}
+
+// Whether a run's results.json says the test was interrupted ("run": {"interrupted": true}).
+bool was_interrupted(const json& results) {
+  auto run = results.find("run");
+  if (run == results.end() || !run->is_object()) return false;
+  auto flag = run->find("interrupted");
+  return flag != run->end() && flag->is_boolean() && flag->get<bool>();
 }
 
 std::string describe(const PlanRow& row) {
@@ -108,15 +153,16 @@ RowOutcome run_row(const PlanRow& row, const fs::path& store, const fs::path& ex
   fs::create_directories(rows, ec);
   if (ec) throw HarnessError("cannot create " + rows.string() + ": " + ec.message());
   remove_dead_partials(rows, row.id);
-  const fs::path partial = rows / (std::string(kPartial) + row.id + "-" + this_maker());
+  const fs::path partial = rows / (std::string(kPartial) + row.id + "-" + row_maker());
   fs::create_directories(partial, ec);
   if (ec) throw HarnessError("cannot create " + partial.string() + ": " + ec.message());
   // The run itself goes where it stays (a replay of it names that place): runs/<id>/, its
   // own store, so that rows run at once never share a `latest`.
   out.run = run_suite_case(row.c, exe, store / "runs" / row.id, partial / "run.log", row.seed);
   // A bench that failed (no results.json) is stored too, for the table to show, but without
-  // a verdict: the next run-row of this row runs it again.
-  const bool verdict = !out.run.results.is_null();
+  // a verdict: the next run-row of this row runs it again. So is a run cut short by a signal
+  // (Ctrl-C, a pod's SIGTERM on eviction or drain): its results are of a shorter test.
+  const bool verdict = !out.run.results.is_null() && !was_interrupted(out.run.results);
   json doc = {{"plan_row", json::parse(plan_line(row))},
               {"verdict", verdict},
               {"exit_code", out.run.exit_code},

@@ -2,12 +2,16 @@
 // suite's tables (harness/suite/suite_plan.h says what a row is).
 //
 // The store: <store>/rows/<id>/ per finished row — row.json (the plan line, exit code,
-// seconds, where its run is), the run's directory under runs/, its log run.log. A row is made
-// in <store>/rows/.partial-<id>-<host>-<pid>/ and renamed into place only once row.json is
-// written, so a row directory is either absent or complete: a run-row killed at any instant
-// leaves at most a .partial- directory, which nothing collects and the next run-row of that
-// row on the same host removes. A row with a verdict is not run again; one whose bench failed (no results.json:
-// "harness error" in the table) is stored without a verdict and run again by the next try.
+// seconds, where its run is), the run's directory under runs/, its log run.log. A row is
+// made in <store>/rows/.partial-<id>-<maker>/ (<maker>: the host, boot, pid namespace and
+// pid of the run-row making it) and renamed into place only once row.json is written, so a
+// row directory is either absent or complete: a run-row killed at any instant leaves at
+// most a .partial- directory, which nothing collects and the next run-row of that row in
+// the same pid namespace removes (from elsewhere nothing can tell whether its maker still
+// runs: a store shared by pods or machines). A row with a verdict is not run again; one
+// whose bench failed (no results.json: "harness error" in the table) or whose run a signal
+// cut short (results of a shorter test) is stored without a verdict and run again by the
+// next try.
 // The run itself lives in <store>/runs/<id>/ (its own store: rows run at once never share a
 // `latest`), where it stays, so that its repro.sh names the right place.
 //
@@ -18,6 +22,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -49,6 +54,15 @@ struct CollectResult {
 // the index each row recorded). With a plan, a store with no rows has every row missing.
 // Throws std::invalid_argument for an unreadable row.json (naming the file), or for a
 // store with no rows and no plan.
+// Who makes a partial row: "<host>-<boot>-<pidns>-<pid>" (the first 8 digits of the boot
+// id, the pid namespace's inode). Pods and machines sharing a store have overlapping pids,
+// so a pid names a process only within one pid namespace of one boot.
+std::string row_maker();
+// Whether the partial row `maker` made is a dead try's, as run-row `me` sees it: made in
+// me's pid namespace (same boot) by a process that is gone, or by an earlier process with
+// me's own pid. A partial made elsewhere is never judged dead (false).
+bool is_dead_partial(const std::string& maker, const std::string& me, const std::function<bool(int)>& alive);
+
 CollectResult collect_rows(const std::filesystem::path& store, const std::optional<std::vector<PlanRow>>& plan);
 
 }  // namespace fencecheck

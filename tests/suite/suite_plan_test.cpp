@@ -5,6 +5,7 @@
 // reading a half-made (.partial-) row.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <set>
 
@@ -142,6 +143,30 @@ TEST(SuiteCollect, HolesDuplicatesAndForeignRowsAreEachNamed) {
   EXPECT_EQ(empty.suite, "kleppmann");
   EXPECT_TRUE(empty.result.rows.empty());
   EXPECT_THROW(collect_rows(tmp.path() / "none", std::nullopt), std::invalid_argument) << "no rows, no plan";
+}
+
+}  // namespace
+}  // namespace fencecheck
+
+namespace fencecheck {
+namespace {
+
+// A partial row is judged dead only where its maker's pid means something: the same pid
+// namespace of the same boot (pods sharing a store have overlapping pids).
+TEST(SuiteRows, APartialRowIsDeadOnlyInItsOwnPidNamespaceWhenItsMakerIsGone) {
+  const std::string me = "fencecheck-kleppmann-rows-3-1b2c3d4e-4026531836-42";
+  auto dead = [](int) { return false; };
+  auto alive = [](int) { return true; };
+  EXPECT_TRUE(is_dead_partial("fencecheck-kleppmann-rows-3-1b2c3d4e-4026531836-7", me, dead));
+  EXPECT_FALSE(is_dead_partial("fencecheck-kleppmann-rows-3-1b2c3d4e-4026531836-7", me, alive)) << "a live try";
+  EXPECT_TRUE(is_dead_partial("other-host-1b2c3d4e-4026531836-42", me, alive)) << "an earlier process with my pid";
+  EXPECT_FALSE(is_dead_partial("fencecheck-kleppmann-rows-3-1b2c3d4e-4026532000-7", me, dead)) << "another pod";
+  EXPECT_FALSE(is_dead_partial("fencecheck-kleppmann-rows-3-99999999-4026531836-7", me, dead)) << "another boot";
+  EXPECT_FALSE(is_dead_partial("1234", me, dead)) << "an older run-row's form";
+  EXPECT_FALSE(is_dead_partial("h-1b2c3d4e-4026531836-x", me, dead)) << "no pid";
+  const std::string mine = row_maker();
+  EXPECT_TRUE(is_dead_partial(mine, mine, alive)) << mine;
+  EXPECT_EQ(std::count(mine.begin(), mine.end(), '-') >= 3, true) << mine;
 }
 
 }  // namespace

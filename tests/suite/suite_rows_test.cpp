@@ -58,6 +58,38 @@ class SuiteRowsTest : public RunTest {
   }
 };
 
+// A SIGTERM (a pod evicted, a node drained) cuts the run short: the row is kept for the table
+// but without a verdict, run-row exits 3 (worth a retry), and the next try runs it whole.
+TEST_F(SuiteRowsTest, ARowCutShortBySigtermIsRunAgainByTheNextTry) {
+  const std::string plan_file = plan("none", 1, 6);
+  const std::string store = store_ + "/rows-store";
+  pid_t row = spawn_row(plan_file, store, 0);
+  pid_t run = 0;
+  for (int i = 0; i < 200 && run == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    run = child_with(row, " run ");
+  }
+  ASSERT_NE(run, 0) << "run-row started no run";
+  std::this_thread::sleep_for(std::chrono::seconds(3));  // into the test phase (setup ~1 s)
+  ::kill(row, SIGTERM);
+  EXPECT_EQ(exit_code(row), 3) << "a cut-short row asks to be run again";
+  std::vector<std::string> rows = dirs_in(fs::path(store) / "rows");
+  ASSERT_EQ(rows.size(), 1u);
+  const fs::path row_json = fs::path(store) / "rows" / rows[0] / "row.json";
+  json first = json::parse(std::ifstream(row_json), nullptr, false);
+  ASSERT_TRUE(first.is_object());
+  EXPECT_EQ(first.value("verdict", true), false) << first.dump();
+  json results = json::parse(std::ifstream(fs::path(store) / first.value("run", std::string()) / "results.json"),
+                             nullptr, false);
+  ASSERT_TRUE(results.is_object());
+  EXPECT_EQ(results["run"]["interrupted"], true) << "the run knew it was cut short";
+
+  EXPECT_EQ(exit_code(spawn_row(plan_file, store, 0)), 0) << "the next try runs it whole";
+  json second = json::parse(std::ifstream(row_json), nullptr, false);
+  EXPECT_EQ(second.value("verdict", false), true) << second.dump();
+  EXPECT_NE(second.value("run", std::string()), first.value("run", std::string()));
+}
+
 TEST_F(SuiteRowsTest, ARowKilledAtRandomInstantsIsStoredOnceByTheNextTry) {
   const std::string plan_file = plan("pause-holder", 1, 6);
   const std::string store = store_ + "/rows-store";
