@@ -22,6 +22,28 @@ bool is_plain_key(const std::string& key) {
          });
 }
 
+// A JSON text with every non-ASCII character and DEL escaped: YAML readers refuse raw C1
+// controls and U+FEFF, and YAML 1.1 ones (go-yaml, kubectl) read U+0085, U+2028 and U+2029
+// as line breaks.
+std::string scalar(const nlohmann::ordered_json& v) {
+  std::string text = v.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace);
+  std::string out;
+  for (char c : text) out += c == '\x7f' ? std::string("\\u007f") : std::string(1, c);
+  return out;
+}
+
+// Whether s (valid UTF-8) holds a character a literal block cannot carry as it is: a C1
+// control (U+0080–U+009F, U+0085 among them), U+2028, U+2029 or U+FEFF.
+bool has_unsafe_character(const std::string& s) {
+  for (std::size_t i = 0; i + 1 < s.size(); ++i) {
+    const auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+    if (b(i) == 0xC2 && b(i + 1) >= 0x80 && b(i + 1) <= 0x9F) return true;
+    if (i + 2 < s.size() && b(i) == 0xE2 && b(i + 1) == 0x80 && (b(i + 2) == 0xA8 || b(i + 2) == 0xA9)) return true;
+    if (i + 2 < s.size() && b(i) == 0xEF && b(i + 1) == 0xBB && b(i + 2) == 0xBF) return true;
+  }
+  return false;
+}
+
 // A literal block keeps every character of a string that ends in a newline and whose
 // lines are non-empty, printable ASCII or UTF-8, and start with no space.
 bool fits_literal_block(const std::string& s) {
@@ -36,10 +58,9 @@ bool fits_literal_block(const std::string& s) {
     if (c < 0x20 || c == 0x7f || (line_start && c == ' ')) return false;
     line_start = false;
   }
-  return valid_utf8(s) == s;
+  return valid_utf8(s) == s && !has_unsafe_character(s);
 }
 
-std::string scalar(const nlohmann::ordered_json& v) { return dump_json(v); }
 
 void write_value(const nlohmann::ordered_json& v, int indent, std::string& out);
 

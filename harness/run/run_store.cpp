@@ -14,8 +14,6 @@
 namespace fencecheck {
 namespace fs = std::filesystem;
 
-namespace {
-
 std::string utc_timestamp() {
   auto now = std::chrono::system_clock::now();
   std::time_t t = std::chrono::system_clock::to_time_t(now);
@@ -27,6 +25,8 @@ std::string utc_timestamp() {
                 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms));
   return buf;
 }
+
+namespace {
 
 // Single-quotes s for sh.
 std::string shell_quote(const std::string& s) {

@@ -9,6 +9,8 @@
 
 namespace fencecheck {
 
+// Now as a directory name: "20261204T234433.598Z".
+std::string utc_timestamp();
 // Creates parent/<UTC timestamp>/ (a suffix when taken) and returns its path.
 std::filesystem::path create_stamped_dir(const std::filesystem::path& parent);
 // Creates a fresh run directory (and its nodes/ folder) and returns its path.

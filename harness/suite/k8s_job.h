@@ -4,8 +4,9 @@
 // them once the first has completed:
 //
 //   fencecheck suite plan kleppmann > plan.jsonl
-//   fencecheck suite k8s-job --plan plan.jsonl --image IMAGE --parallelism 8 | kubectl apply -f -
-//   kubectl wait --for=condition=complete job/NAME-rows   (then unsuspend NAME-collect)
+//   fencecheck suite k8s-job --plan plan.jsonl --image IMAGE --parallelism 8 | kubectl create -f -
+//   (wait until NAME-rows is Complete or Failed, then unsuspend NAME-collect: the header
+//   of the output has the commands)
 //
 // What the manifests say, and why:
 // - completions = the plan's rows; completionMode Indexed; backoffLimitPerIndex retries a
@@ -19,7 +20,9 @@
 //   namespace, so that the pause process, not fencecheck, is pid 1 and reaps orphans;
 // - the plan travels in a ConfigMap (1 MiB at most: a larger plan is refused here, with
 //   the size) mounted read-only at /plan; the store is a PersistentVolumeClaim at /store,
-//   --pvc's or one made here (ReadWriteMany, --storage).
+//   --pvc's or one made here (ReadWriteMany, --storage), the suite in its --store-path;
+// - a row pod has a deadline (activeDeadlineSeconds), so that a hung row is retried rather
+//   than holding the suite forever.
 //
 // Pure functions; thread-safe. Errors: std::invalid_argument naming the option.
 #pragma once
@@ -35,10 +38,20 @@ struct K8sJobOptions {
   std::string image;         // the fencecheck image (docker/), as the cluster pulls it
   int parallelism = 1;       // pods at once
   std::string name;          // prefix of every object's name; default "fencecheck-<suite>"
+  // The suite's directory inside the volume, relative: "suite-kleppmann/20261204T…Z" (the
+  // command stamps it), so that a claim kept from night to night starts each suite afresh
+  // instead of finding every row of the same plan stored already.
+  std::string store_path;
   std::string pvc;           // an existing claim for the store; empty: the manifests make NAME-store
   std::string storage = "20Gi";  // the size of the claim made here
+  std::string storage_class;     // its class (ReadWriteMany); empty: the cluster's default
   int retries = 2;           // backoffLimitPerIndex: reruns of a row whose bench failed
+  int row_deadline_s = 0;    // a row pod's activeDeadlineSeconds; 0: from the plan's time limits
 };
+
+// A row pod's deadline when none is given: twice the plan's longest --time-limit plus 900 s
+// for setup, checks and teardown. A pod past it is killed (exit 137) and retried.
+int default_row_deadline_s(const std::vector<PlanRow>& plan);
 
 // The exit codes of `suite run-row` a Job retries: 3 and a pod killed by SIGKILL or SIGTERM.
 inline const std::vector<int>& k8s_retried_exit_codes() {

@@ -210,6 +210,12 @@ void add_k8s_job_command(CLI::App* suite, const std::shared_ptr<std::string>& pl
   k8s->add_option("--pvc", o->pvc, "an existing ReadWriteMany claim for the store (default: make NAME-store)");
   k8s->add_option("--storage", o->storage, "the size of the claim made when --pvc is not given")
       ->capture_default_str();
+  k8s->add_option("--storage-class", o->storage_class, "the storage class of that claim, one with ReadWriteMany "
+                                                       "(default: the cluster's default class)");
+  k8s->add_option("--store-path", o->store_path, "the suite's directory in the volume (default: "
+                                                 "suite-SUITE/<UTC timestamp>, fresh each time)");
+  k8s->add_option("--row-deadline", o->row_deadline_s, "seconds a row's pod may take before it is killed and "
+                                                       "retried (default: 2 × the longest --time-limit + 900)");
   k8s->add_option("--name", o->name, "prefix of the objects' names (default: fencecheck-SUITE)");
   k8s->add_option("--retries", o->retries, "reruns of a row whose bench failed (backoffLimitPerIndex)")
       ->capture_default_str()->check(CLI::NonNegativeNumber);
@@ -217,6 +223,7 @@ void add_k8s_job_command(CLI::App* suite, const std::shared_ptr<std::string>& pl
     finish([o, plan_file] {
       // The ConfigMap carries the plan as read (each line checked), in plan.jsonl's form.
       const std::vector<PlanRow> plan = read_plan(*plan_file);
+      if (o->store_path.empty()) o->store_path = "suite-" + plan.front().suite + "/" + utc_timestamp();
       std::cout << k8s_job_manifests(plan, plan_text(plan), *o) << std::flush;
       return 0;
     });

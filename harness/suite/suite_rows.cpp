@@ -185,6 +185,7 @@ RowOutcome run_row(const PlanRow& row, const fs::path& store, const fs::path& ex
 }
 
 CollectResult collect_rows(const fs::path& store, const std::optional<std::vector<PlanRow>>& plan) {
+  if (!fs::is_directory(store)) throw std::invalid_argument(store.string() + ": no such store directory");
   CollectResult c;
   std::vector<StoredRow> stored;
   std::error_code ec;

@@ -52,8 +52,8 @@ struct CollectResult {
 
 // The stored rows of store; with a plan, checked against it and ordered by it (without, by
 // the index each row recorded). With a plan, a store with no rows has every row missing.
-// Throws std::invalid_argument for an unreadable row.json (naming the file), or for a
-// store with no rows and no plan.
+// Throws std::invalid_argument for an unreadable row.json (naming the file), a store that
+// is not a directory, or a store with no rows and no plan.
 // Who makes a partial row: "<host>-<boot>-<pidns>-<pid>" (the first 8 digits of the boot
 // id, the pid namespace's inode). Pods and machines sharing a store have overlapping pids,
 // so a pid names a process only within one pid namespace of one boot.

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace fencecheck {
 namespace {
 
@@ -51,7 +53,21 @@ TEST(YamlText, KeysThatAreNotSimpleNamesAreQuoted) {
 }
 
 TEST(YamlText, InvalidUtf8BecomesAReplacementCharacterNotAnException) {
-  EXPECT_EQ(yaml_document({{"k", std::string("a\xff") + "b"}}), "k: \"a\xef\xbf\xbd" "b\"\n");
+  EXPECT_EQ(yaml_document({{"k", std::string("a\xff") + "b"}}), "k: \"a\\ufffdb\"\n");
+}
+
+// Quoted scalars are ASCII (YAML readers refuse raw C1 controls, DEL and U+FEFF, and YAML 1.1
+// ones take U+0085, U+2028 and U+2029 for line breaks); a literal block keeps other UTF-8
+// as it is but never those.
+TEST(YamlText, CharactersAYamlReaderWouldRefuseOrBreakAreEscaped) {
+  EXPECT_EQ(yaml_document({{"k", "x\x7f\u00d7"}}), "k: \"x\\u007f\\u00d7\"\n");
+  EXPECT_EQ(yaml_document({{"k", "a \u00d7 b\nc\n"}}), "k: |\n  a \u00d7 b\n  c\n");
+  for (const std::string bad : {"a\u0085b\n", "a\u2028b\n", "a\u2029b\n", "\ufeffa\n", "a\u0090\n"}) {
+    const std::string out = yaml_document({{"k", bad}});
+    EXPECT_EQ(out.find('|'), std::string::npos) << out;
+    EXPECT_TRUE(std::all_of(out.begin(), out.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; }))
+        << out;
+  }
 }
 
 }  // namespace

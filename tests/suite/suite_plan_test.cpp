@@ -138,11 +138,13 @@ TEST(SuiteCollect, HolesDuplicatesAndForeignRowsAreEachNamed) {
   EXPECT_NE(loose_all.find("duplicated: K1 repeat 1"), std::string::npos) << loose_all;
   // A store with no rows: with the plan, every row is missing (an interrupted suite, an
   // engine whose pods never ran); without one there is nothing to name.
-  CollectResult empty = collect_rows(tmp.path() / "none", plan);
+  EXPECT_THROW(collect_rows(tmp.path() / "none", plan), std::invalid_argument) << "no store at all";
+  fs::create_directories(tmp.path() / "empty");
+  CollectResult empty = collect_rows(tmp.path() / "empty", plan);
   EXPECT_EQ(empty.problems.size(), plan.size());
   EXPECT_EQ(empty.suite, "kleppmann");
   EXPECT_TRUE(empty.result.rows.empty());
-  EXPECT_THROW(collect_rows(tmp.path() / "none", std::nullopt), std::invalid_argument) << "no rows, no plan";
+  EXPECT_THROW(collect_rows(tmp.path() / "empty", std::nullopt), std::invalid_argument) << "no rows, no plan";
 }
 
 }  // namespace

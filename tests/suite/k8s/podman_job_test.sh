@@ -21,15 +21,19 @@ if ! command -v podman >/dev/null || ! /usr/bin/python3 -c 'import yaml' 2>/dev/
   echo "podman_job_test: podman or python3-yaml is missing: skipped"; exit 77
 fi
 work=$(mktemp -d /var/tmp/fc-podman-test.XXXXXX)
-# Podman keeps a blob cache in /var/lib/containers and a lock in /etc/cni/net.d whatever
-# --root says: removed on exit when this test made them.
+# Podman keeps a blob cache in /var/lib/containers whatever --root says: removed on exit
+# when this test made it.
 leftovers=()
 [ -e /var/lib/containers ] || leftovers+=(/var/lib/containers)
-[ -e /etc/cni/net.d/cni.lock ] || leftovers+=(/etc/cni/net.d/cni.lock)
-pm=(podman --root "$work/root" --runroot "$work/runroot" --runtime runc --cgroup-manager cgroupfs)
+mkdir -p "$work/net" "$work/tmp"
+# Everything podman keeps goes under $work: its storage, run state, temporary files and
+# network configuration (so that nothing it does touches /etc/cni/net.d's other networks).
+pm=(podman --root "$work/root" --runroot "$work/runroot" --tmpdir "$work/tmp" --network-config-dir "$work/net"
+    --runtime runc --cgroup-manager cgroupfs)
 cleanup() {
   "${pm[@]}" pod rm -af -t 1 >/dev/null 2>&1 || true
-  "${pm[@]}" system reset --force >/dev/null 2>&1 || true
+  "${pm[@]}" volume rm -af >/dev/null 2>&1 || true
+  "${pm[@]}" rmi -af >/dev/null 2>&1 || true
   awk -v w="$work" 'index($2, w) == 1 {print $2}' /proc/mounts | sort -r | xargs -r umount -l
   rm -rf "$work" "${leftovers[@]}"
 }
@@ -44,7 +48,7 @@ cd "$work"
 "$fencecheck" suite plan matrix --backends redis --faults none,pause-holder --time-limit 5 >plan.jsonl
 [ "$(wc -l <plan.jsonl)" -eq 2 ] || fail "expected a plan of 2 rows: $(cat plan.jsonl)"
 "$fencecheck" suite k8s-job --plan plan.jsonl --image localhost/fencecheck:latest --parallelism 2 --name fc-test \
-  >job.yaml
+  --store-path suite-matrix/podman >job.yaml
 started=$SECONDS
 docker save fencecheck | "${pm[@]}" load -q >/dev/null || fail "docker save fencecheck | podman load"
 echo "podman_job_test: image loaded into podman in $((SECONDS - started)) s"
@@ -69,7 +73,7 @@ echo "podman_job_test: 2 row pods ran in $((SECONDS - started)) s"
 while read -r pod code; do
   [ "$code" = 0 ] || fail "$pod exited $code: $("${pm[@]}" logs "$pod-row" 2>&1 | tail -5)"
 done <rows.out
-store=$("${pm[@]}" volume inspect fc-test-store --format '{{.Mountpoint}}')
+store=$("${pm[@]}" volume inspect fc-test-store --format '{{.Mountpoint}}')/suite-matrix/podman
 for id in $(/usr/bin/python3 -c 'import json,sys; [print(json.loads(l)["id"]) for l in open("plan.jsonl")]'); do
   [ -f "$store/rows/$id/row.json" ] || fail "row $id was not stored: $(ls -R "$store" | head -20)"
 done
