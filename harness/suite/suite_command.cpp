@@ -203,7 +203,7 @@ void add_k8s_job_command(CLI::App* suite, const std::shared_ptr<std::string>& pl
   auto o = std::make_shared<K8sJobOptions>();
   CLI::App* k8s = suite->add_subcommand(
       "k8s-job", "print Kubernetes manifests that run a plan's rows as an Indexed Job (a pod per row, one "
-                 "store volume) and a suspended Job that collects them: … | kubectl apply -f -");
+                 "store volume) and a suspended Job that collects them: … | kubectl create -f -");
   k8s->add_option("--plan", *plan_file, "the plan (suite plan's output)")->required();
   k8s->add_option("--image", o->image, "the fencecheck image (docker/) as the cluster pulls it")->required();
   k8s->add_option("--parallelism", o->parallelism, "pods at once")->required()->check(CLI::PositiveNumber);
