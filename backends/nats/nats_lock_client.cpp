@@ -92,7 +92,15 @@ LockResult NatsLockClient::acquire(const std::string& key, std::chrono::millisec
                 true);
   }
   if (!bucket_bound_) {
-    NatsReply bound = conn_.make_bucket(config_.bucket);
+    // Binding is a JetStream API request the meta leader answers, which a loaded cluster may
+    // do after the command timeout (seen once in CI at a load of 6 on 2 cores). It stores
+    // nothing new (the bucket exists with this configuration), so a timeout is tried again,
+    // 3 times at most, before the acquire fails.
+    NatsReply bound;
+    for (int attempt = 0; attempt < 3; ++attempt) {
+      bound = conn_.make_bucket(config_.bucket);
+      if (bound.status != NatsReply::Status::kTimedOut) break;
+    }
     if (!bound.ok()) return fail("the lock bucket " + config_.bucket.name + " is not there: " + bound.error, true);
     bucket_bound_ = true;
   }
