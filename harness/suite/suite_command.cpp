@@ -273,7 +273,8 @@ void add_suite_command(CLI::App& app) {
   auto index = std::make_shared<std::size_t>(0);
   CLI::App* row = suite->add_subcommand(
       "run-row", "run one row of a plan into a store (a row stored already is skipped); exit 0 when a verdict "
-                 "is stored, 3 when the bench failed (run it again), 4 for a plan or index it cannot use");
+                 "is stored, 3 when none was (the bench failed or a signal cut the run short: run it again), 4 for a "
+                 "plan or index it cannot use");
   row->add_option("--plan", *plan_file, "the plan (suite plan's output)")->required();
   row->add_option("--index", *index, "the row: its line in the plan, from 0 (default: $JOB_COMPLETION_INDEX, "
                                      "as a Kubernetes Indexed Job sets it)")

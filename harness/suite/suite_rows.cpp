@@ -78,9 +78,9 @@ bool is_dead_partial(const std::string& maker, const std::string& me, const std:
 namespace {
 
 // Leftovers of earlier tries of this row whose process is gone: a run-row killed mid-way.
-void remove_dead_partials(const fs::path& rows, const std::string& id) {
+void remove_dead_partials(const fs::path& rows, const std::string& id, const std::string& me) {
   std::error_code ec;
-  const std::string prefix = std::string(kPartial) + id + "-", me = row_maker();
+  const std::string prefix = std::string(kPartial) + id + "-";
   for (const auto& e : fs::directory_iterator(rows, ec)) {
     const std::string name = e.path().filename().string();
     if (name.rfind(prefix, 0) != 0) continue;
@@ -152,8 +152,9 @@ RowOutcome run_row(const PlanRow& row, const fs::path& store, const fs::path& ex
   }
   fs::create_directories(rows, ec);
   if (ec) throw HarnessError("cannot create " + rows.string() + ": " + ec.message());
-  remove_dead_partials(rows, row.id);
-  const fs::path partial = rows / (std::string(kPartial) + row.id + "-" + row_maker());
+  const std::string me = row_maker();  // reads /proc and the host name: once per row
+  remove_dead_partials(rows, row.id, me);
+  const fs::path partial = rows / (std::string(kPartial) + row.id + "-" + me);
   fs::create_directories(partial, ec);
   if (ec) throw HarnessError("cannot create " + partial.string() + ": " + ec.message());
   // The run itself goes where it stays (a replay of it names that place): runs/<id>/, its
